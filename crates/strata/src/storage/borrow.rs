@@ -1,0 +1,179 @@
+//! The per-storage reader/writer borrow (invariant S4 of [`Storage`](super::Storage)).
+//!
+//! Every kernel borrows the storages it touches for the duration of the op: exclusively
+//! for the storage it writes, shared for the ones it only reads. Borrows from different
+//! threads wait for each other, so writes through one view never race reads through
+//! another. A borrow that conflicts with one the *same* thread already holds would wait
+//! for ever, so it is an [`Error::Borrow`] instead. An op takes all its borrows at once, in
+//! storage-id order, so ops on several storages cannot deadlock each other.
+
+use std::cell::RefCell;
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+use super::Storage;
+use crate::error::{Error, Result};
+
+#[derive(Default)]
+struct State {
+    readers: usize,
+    writer: bool,
+}
+
+/// The borrow state of one storage.
+#[derive(Default)]
+pub(crate) struct BorrowCell {
+    state: Mutex<State>,
+    freed: Condvar,
+}
+
+impl BorrowCell {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // The state is a pair of plain counters updated in single statements, so a
+        // poisoned lock still holds consistent values.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+thread_local! {
+    /// Borrows this thread holds: (storage id, exclusive, count).
+    static HELD: RefCell<Vec<(u64, bool, usize)>> = const { RefCell::new(Vec::new()) };
+}
+
+fn mode(write: bool) -> &'static str {
+    if write {
+        "mutably"
+    } else {
+        "immutably"
+    }
+}
+
+/// Borrows held for one op; released on drop, on the thread that took them (the guard is
+/// neither `Send` nor `Sync`, since the per-thread record of held borrows must match).
+#[derive(Debug)]
+pub struct BorrowGuard {
+    held: Vec<(Storage, bool)>,
+    _not_send: std::marker::PhantomData<*const ()>,
+}
+
+/// Borrows every `(storage, exclusive)` pair at once. A storage listed twice is borrowed
+/// once, exclusively if any entry asks for it.
+///
+/// # Errors
+/// [`Error::Borrow`] when this thread already holds a conflicting borrow of one of them.
+pub fn acquire(op: &'static str, wants: &[(&Storage, bool)]) -> Result<BorrowGuard> {
+    let mut list: Vec<(Storage, bool)> = Vec::with_capacity(wants.len());
+    for &(s, w) in wants {
+        match list.iter_mut().find(|(t, _)| t.same(s)) {
+            Some(entry) => entry.1 |= w,
+            None => list.push((s.clone(), w)),
+        }
+    }
+    list.sort_by_key(|(s, _)| s.id());
+    HELD.with(|held| {
+        let held = held.borrow();
+        for (s, w) in &list {
+            if let Some(&(_, hw, _)) = held.iter().find(|(id, _, _)| *id == s.id()) {
+                if hw || *w {
+                    return Err(Error::Borrow {
+                        op,
+                        held: mode(hw),
+                        wanted: mode(*w),
+                    });
+                }
+            }
+        }
+        Ok(())
+    })?;
+    let mut guard = BorrowGuard {
+        held: Vec::with_capacity(list.len()),
+        _not_send: std::marker::PhantomData,
+    };
+    for (s, w) in list {
+        {
+            let cell = s.borrow_cell();
+            let mut st = cell.lock();
+            if w {
+                while st.writer || st.readers > 0 {
+                    st = cell.freed.wait(st).unwrap_or_else(|e| e.into_inner());
+                }
+                st.writer = true;
+            } else {
+                while st.writer {
+                    st = cell.freed.wait(st).unwrap_or_else(|e| e.into_inner());
+                }
+                st.readers += 1;
+            }
+        }
+        HELD.with(|held| {
+            let mut held = held.borrow_mut();
+            match held.iter_mut().find(|(id, _, _)| *id == s.id()) {
+                Some(entry) => entry.2 += 1,
+                None => held.push((s.id(), w, 1)),
+            }
+        });
+        guard.held.push((s, w));
+    }
+    Ok(guard)
+}
+
+impl Drop for BorrowGuard {
+    fn drop(&mut self) {
+        for (s, w) in self.held.drain(..) {
+            HELD.with(|held| {
+                let mut held = held.borrow_mut();
+                if let Some(i) = held.iter().position(|(id, _, _)| *id == s.id()) {
+                    held[i].2 -= 1;
+                    if held[i].2 == 0 {
+                        held.swap_remove(i);
+                    }
+                }
+            });
+            let cell = s.borrow_cell();
+            let mut st = cell.lock();
+            if w {
+                st.writer = false;
+            } else {
+                st.readers -= 1;
+            }
+            drop(st);
+            cell.freed.notify_all();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_thread_conflicts_are_errors() {
+        let s = Storage::zeroed(8).unwrap();
+        let r1 = acquire("a", &[(&s, false)]).unwrap();
+        let r2 = acquire("b", &[(&s, false)]).unwrap();
+        let e = acquire("fill_", &[(&s, true)]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "fill_: storage is already borrowed immutably by this thread; cannot borrow it mutably"
+        );
+        drop(r1);
+        drop(r2);
+        let w = acquire("fill_", &[(&s, true), (&s, false)]).unwrap();
+        assert!(acquire("x", &[(&s, false)]).is_err());
+        drop(w);
+        acquire("x", &[(&s, true)]).unwrap();
+    }
+
+    #[test]
+    fn other_threads_wait() {
+        let s = Storage::zeroed(8).unwrap();
+        let w = acquire("w", &[(&s, true)]).unwrap();
+        let s2 = s.clone();
+        let t = std::thread::spawn(move || {
+            let _r = acquire("r", &[(&s2, false)]).unwrap();
+        });
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(!t.is_finished());
+        drop(w);
+        t.join().unwrap();
+    }
+}

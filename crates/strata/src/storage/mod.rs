@@ -1,0 +1,430 @@
+//! Storage: a flat, shared, untyped run of bytes with an owner that frees it.
+//!
+//! A storage knows nothing of dtype or shape; [`Tensor`](crate::Tensor)s are views over it.
+//!
+//! # Invariants
+//!
+//! These hold for every [`Storage`] from construction until its last handle drops:
+//!
+//! - **S1** (*valid bytes*): the current backing's pointer is non-null and valid for reads
+//!   of `nbytes` bytes, and for writes when the storage is not read-only. For zero bytes it
+//!   is a dangling, 64-byte-aligned pointer that is never dereferenced.
+//! - **S2** (*fixed length*): `nbytes` never changes, not even when the backing is swapped.
+//!   View bounds checked against it at construction therefore stay valid for ever.
+//! - **S3** (*stable pointer under a borrow*): the backing is only swapped while holding an
+//!   exclusive borrow (see [`borrow`]) and while no raw export is pinned, so a pointer read
+//!   while holding any borrow stays valid until that borrow is released.
+//! - **S4** (*no data races*): element reads happen only under a shared or exclusive
+//!   borrow and writes only under an exclusive one, and the borrow never lets a shared and
+//!   an exclusive borrow coexist.
+//! - **S5** (*initialised*): every byte is initialised: CPU allocations are zeroed, and
+//!   foreign owners promise initialised memory when they are wrapped.
+
+mod alloc;
+pub mod borrow;
+
+use std::any::Any;
+use std::fmt;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+pub use alloc::{Allocator, CpuAllocator, ALIGN};
+pub use borrow::BorrowGuard;
+
+use crate::error::{Error, Result};
+
+/// Where a storage's bytes live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Device {
+    /// Host memory.
+    #[default]
+    Cpu,
+}
+
+impl fmt::Display for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Device::Cpu => f.write_str("cpu"),
+        }
+    }
+}
+
+/// What keeps a storage's bytes alive and frees them.
+pub enum Owner {
+    /// Memory from an [`Allocator`], returned to it on drop.
+    Allocated {
+        /// The allocator that produced the memory.
+        allocator: Arc<dyn Allocator>,
+    },
+    /// Memory owned by some other value (a NumPy array, a DLPack capsule, an mmap …),
+    /// kept alive until the storage's backing is dropped or swapped out.
+    Foreign(Box<dyn Any + Send + Sync>),
+    /// Zero bytes: nothing to free.
+    Empty,
+}
+
+impl fmt::Debug for Owner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Owner::Allocated { allocator } => write!(f, "Allocated({})", allocator.name()),
+            Owner::Foreign(_) => f.write_str("Foreign"),
+            Owner::Empty => f.write_str("Empty"),
+        }
+    }
+}
+
+/// The memory behind a storage: a pointer, its writability and the owner that frees it.
+#[derive(Debug)]
+pub struct Backing {
+    ptr: NonNull<u8>,
+    nbytes: usize,
+    read_only: bool,
+    owner: Owner,
+}
+
+// SAFETY: a `Backing` is a uniquely owned pointer plus an owner that is itself `Send +
+// Sync` (allocators and foreign owners are required to be); access to the bytes is
+// synchronised by the storage borrow (invariant S4).
+unsafe impl Send for Backing {}
+// SAFETY: as above; `&Backing` only exposes the pointer value, not the bytes.
+unsafe impl Sync for Backing {}
+
+impl Backing {
+    /// Allocates `nbytes` zeroed bytes from `allocator`.
+    pub fn allocate(allocator: Arc<dyn Allocator>, nbytes: usize) -> Result<Backing> {
+        if nbytes == 0 {
+            return Ok(Backing::empty());
+        }
+        let ptr = allocator.allocate_zeroed(nbytes)?;
+        Ok(Backing {
+            ptr,
+            nbytes,
+            read_only: false,
+            owner: Owner::Allocated { allocator },
+        })
+    }
+
+    /// A zero-byte backing.
+    pub fn empty() -> Backing {
+        Backing {
+            ptr: alloc::dangling(),
+            nbytes: 0,
+            read_only: false,
+            owner: Owner::Empty,
+        }
+    }
+
+    /// Wraps memory owned by `owner`.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reads of `nbytes` initialised bytes (and for writes unless
+    /// `read_only`) for as long as `owner` is alive, and nothing else may write those bytes
+    /// while the storage is in use except through strata.
+    pub unsafe fn foreign(
+        ptr: NonNull<u8>,
+        nbytes: usize,
+        read_only: bool,
+        owner: Box<dyn Any + Send + Sync>,
+    ) -> Backing {
+        Backing {
+            ptr,
+            nbytes,
+            read_only,
+            owner: Owner::Foreign(owner),
+        }
+    }
+
+    /// The owner.
+    pub fn owner(&self) -> &Owner {
+        &self.owner
+    }
+}
+
+impl Drop for Backing {
+    fn drop(&mut self) {
+        if let Owner::Allocated { allocator } = &self.owner {
+            // SAFETY: `ptr`/`nbytes` came from this allocator's `allocate_zeroed` (see
+            // `Backing::allocate`) and are freed exactly once, here.
+            unsafe { allocator.deallocate(self.ptr, self.nbytes) };
+        }
+    }
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+struct Inner {
+    id: u64,
+    nbytes: usize,
+    device: Device,
+    backing: Mutex<Backing>,
+    borrow: borrow::BorrowCell,
+    version: AtomicU64,
+    exports: AtomicUsize,
+}
+
+/// A shared, reference-counted run of bytes. Cloning is an `Arc` clone.
+#[derive(Clone)]
+pub struct Storage(Arc<Inner>);
+
+impl fmt::Debug for Storage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.backing();
+        f.debug_struct("Storage")
+            .field("id", &self.0.id)
+            .field("nbytes", &self.0.nbytes)
+            .field("device", &self.0.device)
+            .field("ptr", &b.ptr)
+            .field("read_only", &b.read_only)
+            .field("owner", &b.owner)
+            .finish()
+    }
+}
+
+impl Storage {
+    /// A storage over `backing`.
+    pub fn from_backing(backing: Backing) -> Storage {
+        Storage(Arc::new(Inner {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            nbytes: backing.nbytes,
+            device: Device::Cpu,
+            backing: Mutex::new(backing),
+            borrow: borrow::BorrowCell::default(),
+            version: AtomicU64::new(0),
+            exports: AtomicUsize::new(0),
+        }))
+    }
+
+    /// `nbytes` zeroed bytes from the default 64-byte-aligned CPU allocator.
+    pub fn zeroed(nbytes: usize) -> Result<Storage> {
+        Self::zeroed_in(Arc::new(CpuAllocator), nbytes)
+    }
+
+    /// `nbytes` zeroed bytes from `allocator`.
+    pub fn zeroed_in(allocator: Arc<dyn Allocator>, nbytes: usize) -> Result<Storage> {
+        Ok(Self::from_backing(Backing::allocate(allocator, nbytes)?))
+    }
+
+    /// Wraps foreign memory, keeping `owner` alive until the last view is gone.
+    ///
+    /// # Safety
+    /// As for [`Backing::foreign`].
+    pub unsafe fn from_foreign(
+        ptr: NonNull<u8>,
+        nbytes: usize,
+        read_only: bool,
+        owner: Box<dyn Any + Send + Sync>,
+    ) -> Storage {
+        // SAFETY: forwarded to the caller.
+        Self::from_backing(unsafe { Backing::foreign(ptr, nbytes, read_only, owner) })
+    }
+
+    fn backing(&self) -> MutexGuard<'_, Backing> {
+        // A poisoned lock only means a panic happened while holding it; the backing is
+        // swapped atomically (one assignment), so it is still consistent.
+        self.0.backing.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A process-unique id (never reused while the process runs).
+    pub fn id(&self) -> u64 {
+        self.0.id
+    }
+
+    /// Length in bytes.
+    pub fn nbytes(&self) -> usize {
+        self.0.nbytes
+    }
+
+    /// The device the bytes live on.
+    pub fn device(&self) -> Device {
+        self.0.device
+    }
+
+    /// Address of the first byte. Only dereference it while holding a borrow (S3).
+    pub fn data_ptr(&self) -> *mut u8 {
+        self.backing().ptr.as_ptr()
+    }
+
+    /// True when writes are refused.
+    pub fn is_read_only(&self) -> bool {
+        self.backing().read_only
+    }
+
+    /// Runs `f` on the owner of the current backing (to ask, say, whether it is shared
+    /// memory).
+    pub fn with_owner<R>(&self, f: impl FnOnce(&Owner) -> R) -> R {
+        f(&self.backing().owner)
+    }
+
+    /// True when both handles refer to the same storage.
+    pub fn same(&self, other: &Storage) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// Number of live handles to this storage.
+    pub fn handle_count(&self) -> usize {
+        Arc::strong_count(&self.0)
+    }
+
+    /// The version counter shared by every view of this storage.
+    pub fn version(&self) -> u64 {
+        self.0.version.load(Ordering::Relaxed)
+    }
+
+    /// Bumps the version counter (every in-place write does).
+    pub fn bump_version(&self) {
+        self.0.version.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Pins the current backing for a raw export (a buffer, a DLPack capsule): until the
+    /// returned pin drops, [`replace_backing`](Self::replace_backing) refuses to swap.
+    pub fn pin_export(&self) -> ExportPin {
+        self.0.exports.fetch_add(1, Ordering::AcqRel);
+        ExportPin(self.clone())
+    }
+
+    /// Number of live export pins.
+    pub fn export_count(&self) -> usize {
+        self.0.exports.load(Ordering::Acquire)
+    }
+
+    /// Swaps what backs this storage, in place: `make` receives the current bytes and
+    /// returns a new backing of the same length holding them. Every view sees the swap.
+    ///
+    /// # Errors
+    /// A borrow error if any borrow of the storage is held by this thread; an error if a
+    /// raw export is pinned; a shape error if the new backing's length differs.
+    pub fn replace_backing(
+        &self,
+        op: &'static str,
+        make: impl FnOnce(&[u8]) -> Result<Backing>,
+    ) -> Result<()> {
+        let _guard = borrow::acquire(op, &[(self, true)])?;
+        if self.export_count() > 0 {
+            return Err(Error::value(
+                op,
+                format!(
+                    "the storage's memory is still exported raw ({} live export(s): a NumPy array, buffer or DLPack capsule); drop them first",
+                    self.export_count()
+                ),
+            ));
+        }
+        let mut backing = self.backing();
+        // SAFETY: S1 makes the pointer readable for `nbytes`; the exclusive borrow held
+        // above (S4) means no one writes the bytes while the slice lives.
+        let bytes = unsafe { std::slice::from_raw_parts(backing.ptr.as_ptr(), self.0.nbytes) };
+        let new = make(bytes)?;
+        if new.nbytes != self.0.nbytes {
+            return Err(Error::shape(
+                op,
+                format!(
+                    "new backing has {} bytes but the storage has {}",
+                    new.nbytes, self.0.nbytes
+                ),
+            ));
+        }
+        let old = std::mem::replace(&mut *backing, new);
+        drop(backing);
+        drop(old);
+        Ok(())
+    }
+
+    /// Fails with [`Error::ReadOnly`] when the storage is read-only.
+    pub fn check_writable(&self, op: &'static str) -> Result<()> {
+        if self.is_read_only() {
+            Err(Error::ReadOnly { op })
+        } else {
+            Ok(())
+        }
+    }
+
+    pub(crate) fn borrow_cell(&self) -> &borrow::BorrowCell {
+        &self.0.borrow
+    }
+}
+
+/// Keeps a storage's current backing from being swapped while a raw export lives.
+#[derive(Debug)]
+pub struct ExportPin(Storage);
+
+impl ExportPin {
+    /// The pinned storage.
+    pub fn storage(&self) -> &Storage {
+        &self.0
+    }
+}
+
+impl Drop for ExportPin {
+    fn drop(&mut self) {
+        self.0 .0.exports.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_byte_storage() {
+        let s = Storage::zeroed(0).unwrap();
+        assert_eq!(s.nbytes(), 0);
+        assert_eq!(s.data_ptr() as usize % ALIGN, 0);
+    }
+
+    #[test]
+    fn allocation_is_aligned_and_zeroed() {
+        let s = Storage::zeroed(1000).unwrap();
+        assert_eq!(s.data_ptr() as usize % ALIGN, 0);
+        let g = borrow::acquire("test", &[(&s, false)]).unwrap();
+        // SAFETY: S1 and the shared borrow `g`.
+        let b = unsafe { std::slice::from_raw_parts(s.data_ptr(), 1000) };
+        assert!(b.iter().all(|&x| x == 0));
+        drop(g);
+    }
+
+    #[test]
+    fn replace_backing_is_seen_by_all_handles_and_respects_pins() {
+        let s = Storage::zeroed(16).unwrap();
+        let s2 = s.clone();
+        let old = s.data_ptr();
+        s.replace_backing("test", |bytes| {
+            let b = Backing::allocate(Arc::new(CpuAllocator), bytes.len())?;
+            Ok(b)
+        })
+        .unwrap();
+        assert_ne!(old, s2.data_ptr());
+        let pin = s.pin_export();
+        let err = s
+            .replace_backing("share_memory_", |_| Ok(Backing::empty()))
+            .unwrap_err();
+        assert!(err.to_string().contains("exported"), "{err}");
+        drop(pin);
+        let err = s
+            .replace_backing("test", |_| Ok(Backing::empty()))
+            .unwrap_err();
+        assert!(err.to_string().contains("new backing has 0 bytes"), "{err}");
+    }
+
+    #[test]
+    fn foreign_owner_is_dropped_with_last_handle() {
+        struct Flag(Arc<std::sync::atomic::AtomicBool>);
+        impl Drop for Flag {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::SeqCst);
+            }
+        }
+        let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut buf = vec![1u8, 2, 3, 4];
+        let ptr = NonNull::new(buf.as_mut_ptr()).unwrap();
+        // SAFETY: `buf` outlives the storage (dropped at the end of the test).
+        let s = unsafe { Storage::from_foreign(ptr, 4, true, Box::new(Flag(dropped.clone()))) };
+        let s2 = s.clone();
+        assert!(s.is_read_only());
+        assert!(s.check_writable("fill_").is_err());
+        drop(s);
+        assert!(!dropped.load(Ordering::SeqCst));
+        drop(s2);
+        assert!(dropped.load(Ordering::SeqCst));
+        drop(buf);
+    }
+}

@@ -1,0 +1,268 @@
+//! Constructors: from data, filled, ranges, identity and random tensors.
+
+use rand::{Rng, SeedableRng};
+use rand_distr::StandardNormal;
+
+use super::{Scalar, Tensor};
+use crate::dtype::{DType, Element};
+use crate::error::{list, Error, Result};
+use crate::layout::{checked_numel, Layout};
+use crate::storage::borrow;
+use crate::storage::Storage;
+use crate::with_dtype;
+
+/// A seeded random generator for [`Tensor::rand_with`] and [`Tensor::randn_with`].
+#[derive(Debug, Clone)]
+pub struct Generator(rand::rngs::StdRng);
+
+impl Generator {
+    /// A generator whose stream is fixed by `seed`.
+    pub fn new(seed: u64) -> Generator {
+        Generator(rand::rngs::StdRng::seed_from_u64(seed))
+    }
+}
+
+fn nbytes_of(op: &'static str, numel: usize, dtype: DType) -> Result<usize> {
+    numel
+        .checked_mul(dtype.itemsize())
+        .filter(|&n| n <= isize::MAX as usize)
+        .ok_or_else(|| Error::overflow(op, format!("{numel} elements of {dtype}")))
+}
+
+impl Tensor {
+    /// Fresh zeroed contiguous storage for `shape`.
+    fn alloc(op: &'static str, shape: &[usize], dtype: DType) -> Result<Tensor> {
+        let numel = checked_numel(op, shape)?;
+        let storage = Storage::zeroed(nbytes_of(op, numel, dtype)?)?;
+        Tensor::checked(op, storage, Layout::contiguous(shape)?, dtype)
+    }
+
+    /// A tensor of `shape` holding `data` in row-major order (copied into 64-byte-aligned
+    /// storage).
+    ///
+    /// # Errors
+    /// A shape error when `data.len()` is not the product of `shape`.
+    pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
+        Self::from_slice(&data, shape)
+    }
+
+    /// As [`from_vec`](Self::from_vec), from a slice.
+    pub fn from_slice<T: Element>(data: &[T], shape: &[usize]) -> Result<Tensor> {
+        let numel = checked_numel("from_slice", shape)?;
+        if numel != data.len() {
+            return Err(Error::shape(
+                "from_slice",
+                format!(
+                    "shape {} needs {numel} elements but {} were given",
+                    list(shape),
+                    data.len()
+                ),
+            ));
+        }
+        let t = Self::alloc("from_slice", shape, T::DTYPE)?;
+        {
+            let _g = borrow::acquire("from_slice", &[(&t.storage, true)])?;
+            let base = t.storage.data_ptr();
+            for (i, &v) in data.iter().enumerate() {
+                // SAFETY: the fresh storage holds exactly `numel` elements of T (S1) and no
+                // other handle to it exists yet.
+                unsafe { v.store(base.add(i * size_of::<T>())) };
+            }
+        }
+        Ok(t)
+    }
+
+    /// A 0-d tensor holding `value`.
+    pub fn scalar<T: Element>(value: T) -> Tensor {
+        Self::from_slice(&[value], &[]).unwrap_or_else(|_| unreachable!("one element fits"))
+    }
+
+    /// A 0-d tensor of `dtype` holding `value` (cast).
+    pub fn scalar_of(value: impl Into<Scalar>, dtype: DType) -> Result<Tensor> {
+        Self::full(&[], value, dtype)
+    }
+
+    /// Zeros.
+    pub fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        Self::alloc("zeros", shape, dtype)
+    }
+
+    /// Ones.
+    pub fn ones(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        Self::full(shape, 1, dtype)
+    }
+
+    /// A tensor filled with `value` (cast to `dtype`).
+    pub fn full(shape: &[usize], value: impl Into<Scalar>, dtype: DType) -> Result<Tensor> {
+        let t = Self::alloc("full", shape, dtype)?;
+        t.fill_(value)?;
+        Ok(t)
+    }
+
+    /// An "uninitialised" tensor. strata never exposes uninitialised bytes, so it is
+    /// zeroed (fresh pages from the OS are zero anyway, so this costs little).
+    pub fn empty(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        Self::alloc("empty", shape, dtype)
+    }
+
+    /// `zeros` with the shape and dtype of `other`.
+    pub fn zeros_like(other: &Tensor) -> Result<Tensor> {
+        Self::zeros(other.shape(), other.dtype())
+    }
+
+    /// `[start, start+step, …)` up to `end` (exclusive), as PyTorch's `arange`: the length
+    /// is `ceil((end − start) / step)`; value `i` is `start + i·step` computed in the
+    /// dtype's domain (exact for integers).
+    ///
+    /// # Errors
+    /// A zero step, a step of the wrong sign, or non-finite bounds.
+    pub fn arange(
+        start: impl Into<Scalar>,
+        end: impl Into<Scalar>,
+        step: impl Into<Scalar>,
+        dtype: DType,
+    ) -> Result<Tensor> {
+        let (start, end, step) = (start.into(), end.into(), step.into());
+        let (s, e, st) = (start.to_f64(), end.to_f64(), step.to_f64());
+        if !(s.is_finite() && e.is_finite()) {
+            return Err(Error::value(
+                "arange",
+                format!("unsupported range: {start} -> {end}"),
+            ));
+        }
+        if st == 0.0 || st.is_nan() {
+            return Err(Error::value("arange", "step must be nonzero"));
+        }
+        if (st > 0.0 && e < s) || (st < 0.0 && e > s) {
+            return Err(Error::value(
+                "arange",
+                format!("upper bound and larger bound inconsistent with step sign (start {start}, end {end}, step {step})"),
+            ));
+        }
+        let all_int = [start, end, step]
+            .iter()
+            .all(|v| !matches!(v, Scalar::Float(_)));
+        let n = if all_int {
+            let (s, e, st) = (
+                start.to::<i64>() as i128,
+                end.to::<i64>() as i128,
+                step.to::<i64>() as i128,
+            );
+            // ceil((e - s) / st) for integers of the same sign.
+            let num = e - s;
+            ((num + st - st.signum()) / st).max(0) as f64
+        } else {
+            ((e - s) / st).ceil().max(0.0)
+        };
+        if n > isize::MAX as f64 {
+            return Err(Error::overflow(
+                "arange",
+                format!("the length of range {start} -> {end} by {step}"),
+            ));
+        }
+        let n = n as usize;
+        let t = Self::alloc("arange", &[n], dtype)?;
+        let _g = borrow::acquire("arange", &[(&t.storage, true)])?;
+        let base = t.storage.data_ptr();
+        with_dtype!(dtype, T => {
+            for i in 0..n {
+                let v: T = if all_int && !dtype.is_float() {
+                    T::from_i128(start.to::<i64>() as i128 + i as i128 * step.to::<i64>() as i128)
+                } else {
+                    T::from_f64(s + i as f64 * st)
+                };
+                // SAFETY: fresh storage of `n` elements, exclusively borrowed.
+                unsafe { v.store(base.add(i * size_of::<T>())) };
+            }
+        });
+        drop(_g);
+        Ok(t)
+    }
+
+    /// `steps` values evenly spaced from `start` to `end` inclusive (PyTorch's symmetric
+    /// formula: the first half counts up from `start`, the second down from `end`).
+    pub fn linspace(start: f64, end: f64, steps: usize, dtype: DType) -> Result<Tensor> {
+        let t = Self::alloc("linspace", &[steps], dtype)?;
+        let step = if steps > 1 {
+            (end - start) / (steps - 1) as f64
+        } else {
+            0.0
+        };
+        let half = steps / 2;
+        let _g = borrow::acquire("linspace", &[(&t.storage, true)])?;
+        let base = t.storage.data_ptr();
+        with_dtype!(dtype, T => {
+            for i in 0..steps {
+                let v = if i < half {
+                    start + step * i as f64
+                } else {
+                    end - step * (steps - 1 - i) as f64
+                };
+                // SAFETY: fresh storage of `steps` elements, exclusively borrowed.
+                unsafe { T::from_f64(v).store(base.add(i * size_of::<T>())) };
+            }
+        });
+        drop(_g);
+        Ok(t)
+    }
+
+    /// The `n × m` identity (ones on the main diagonal).
+    pub fn eye(n: usize, m: usize, dtype: DType) -> Result<Tensor> {
+        let t = Self::zeros(&[n, m], dtype)?;
+        t.diagonal(0, 0, 1)?.fill_(1)?;
+        Ok(t)
+    }
+
+    /// Uniform samples in `[0, 1)` from a generator seeded with `seed` (float dtypes).
+    pub fn rand(shape: &[usize], dtype: DType, seed: u64) -> Result<Tensor> {
+        Self::rand_with(shape, dtype, &mut Generator::new(seed))
+    }
+
+    /// Standard normal samples from a generator seeded with `seed` (float dtypes).
+    pub fn randn(shape: &[usize], dtype: DType, seed: u64) -> Result<Tensor> {
+        Self::randn_with(shape, dtype, &mut Generator::new(seed))
+    }
+
+    /// Uniform samples in `[0, 1)` drawn from `gen`.
+    pub fn rand_with(shape: &[usize], dtype: DType, gen: &mut Generator) -> Result<Tensor> {
+        Self::sample("rand", shape, dtype, || gen.0.random::<f64>())
+    }
+
+    /// Standard normal samples drawn from `gen`.
+    pub fn randn_with(shape: &[usize], dtype: DType, gen: &mut Generator) -> Result<Tensor> {
+        Self::sample("randn", shape, dtype, || {
+            gen.0.sample::<f64, _>(StandardNormal)
+        })
+    }
+
+    fn sample(
+        op: &'static str,
+        shape: &[usize],
+        dtype: DType,
+        mut draw: impl FnMut() -> f64,
+    ) -> Result<Tensor> {
+        if !dtype.is_float() {
+            return Err(Error::dtype(
+                op,
+                format!("\"{op}\" not implemented for '{}'", dtype.legacy_name()),
+            ));
+        }
+        let t = Self::alloc(op, shape, dtype)?;
+        let n = t.numel();
+        let _g = borrow::acquire(op, &[(&t.storage, true)])?;
+        let base = t.storage.data_ptr();
+        with_dtype!(dtype, T => {
+            for i in 0..n {
+                let mut v = T::from_f64(draw());
+                // Rounding to a narrow float can reach 1.0; keep rand in [0, 1).
+                if op == "rand" && v.to_f64() >= 1.0 {
+                    v = T::from_f64(0.0);
+                }
+                // SAFETY: fresh storage of `n` elements, exclusively borrowed.
+                unsafe { v.store(base.add(i * size_of::<T>())) };
+            }
+        });
+        drop(_g);
+        Ok(t)
+    }
+}

@@ -1,0 +1,346 @@
+//! Data access: element reads and writes, fill, copy, contiguous copies and typed slice
+//! guards. Simple and correct; every access holds the storage borrow (invariant S4).
+
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
+
+use super::{Scalar, Tensor};
+use crate::dtype::{DType, Element};
+use crate::error::{Error, Result};
+use crate::kernel::walk;
+use crate::layout::{broadcast::broadcast_shapes, overlap::Overlap, Layout};
+use crate::storage::borrow::{self, BorrowGuard};
+use crate::storage::Storage;
+use crate::with_dtype;
+
+/// Largest view whose possible self-overlap is settled by listing its element positions.
+const EXACT_OVERLAP_LIMIT: usize = 1 << 22;
+
+impl Tensor {
+    fn expect_dtype<T: Element>(&self, op: &'static str) -> Result<()> {
+        if self.dtype != T::DTYPE {
+            return Err(Error::dtype(
+                op,
+                format!(
+                    "expected a tensor of dtype {} but this tensor is {}",
+                    T::DTYPE,
+                    self.dtype
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks that this tensor may be written: its storage is writable and no two of its
+    /// elements share memory.
+    pub(crate) fn check_write(&self, op: &'static str) -> Result<()> {
+        self.storage.check_writable(op)?;
+        let aliased = match self.layout.internal_overlap() {
+            Overlap::No => false,
+            Overlap::Yes => true,
+            Overlap::Maybe => {
+                let n = self.numel();
+                if n > EXACT_OVERLAP_LIMIT {
+                    true
+                } else {
+                    let mut pos = Vec::with_capacity(n);
+                    walk(self.shape(), [self.strides()], [self.offset()], |[i]| {
+                        pos.push(i)
+                    });
+                    pos.sort_unstable();
+                    pos.windows(2).any(|w| w[0] == w[1])
+                }
+            }
+        };
+        if aliased {
+            return Err(Error::SelfOverlap { op });
+        }
+        Ok(())
+    }
+
+    /// Base pointer of the storage; callers hold a borrow (S3).
+    fn base(&self) -> *mut u8 {
+        self.storage.data_ptr()
+    }
+
+    /// The elements in row-major order of the view, as a `Vec`.
+    ///
+    /// # Errors
+    /// A dtype error when `T` is not the tensor's element type.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        self.expect_dtype::<T>("to_vec")?;
+        let _g = borrow::acquire("to_vec", &[(&self.storage, false)])?;
+        let base = self.base();
+        let mut out = Vec::with_capacity(self.numel());
+        walk(self.shape(), [self.strides()], [self.offset()], |[i]| {
+            // SAFETY: `i` is inside the storage by L4, the storage bytes are valid by S1 and
+            // the shared borrow `_g` excludes writers (S4).
+            out.push(unsafe { T::load(base.add(i * size_of::<T>())) })
+        });
+        Ok(out)
+    }
+
+    /// The element at `index` (one entry per dim).
+    pub fn get<T: Element>(&self, index: &[usize]) -> Result<T> {
+        self.expect_dtype::<T>("get")?;
+        let i = self.layout.index_of(index)?;
+        let _g = borrow::acquire("get", &[(&self.storage, false)])?;
+        // SAFETY: `index_of` checked every index, so `i` is inside the storage (L4); the
+        // shared borrow excludes writers (S4).
+        Ok(unsafe { T::load(self.base().add(i * size_of::<T>())) })
+    }
+
+    /// The element at `index` as a [`Scalar`], whatever the dtype.
+    pub fn get_scalar(&self, index: &[usize]) -> Result<Scalar> {
+        with_dtype!(self.dtype, T => self.get::<T>(index).map(Scalar::from_element))
+    }
+
+    /// The value of a one-element tensor.
+    pub fn item(&self) -> Result<Scalar> {
+        if self.numel() != 1 {
+            return Err(Error::value(
+                "item",
+                format!(
+                    "a Tensor with {} elements cannot be converted to Scalar",
+                    self.numel()
+                ),
+            ));
+        }
+        self.get_scalar(&vec![0; self.ndim()])
+    }
+
+    /// Writes `value` (cast to the dtype) at `index`.
+    pub fn set(&self, index: &[usize], value: impl Into<Scalar>) -> Result<()> {
+        let value = value.into();
+        let i = self.layout.index_of(index)?;
+        self.storage.check_writable("set")?;
+        let _g = borrow::acquire("set", &[(&self.storage, true)])?;
+        self.storage.bump_version();
+        with_dtype!(self.dtype, T => {
+            // SAFETY: `i` is checked (L4), the storage is writable (S1) and the exclusive
+            // borrow excludes every other access (S4).
+            unsafe { value.to::<T>().store(self.base().add(i * size_of::<T>())) }
+        });
+        Ok(())
+    }
+
+    /// Sets every element of the view to `value`, in place; the write shows through every
+    /// other view of the storage.
+    ///
+    /// # Errors
+    /// Read-only storage, elements that alias each other, or a conflicting borrow.
+    pub fn fill_(&self, value: impl Into<Scalar>) -> Result<&Self> {
+        let value = value.into();
+        self.check_write("fill_")?;
+        let _g = borrow::acquire("fill_", &[(&self.storage, true)])?;
+        self.storage.bump_version();
+        let base = self.base();
+        with_dtype!(self.dtype, T => {
+            let v = value.to::<T>();
+            walk(self.shape(), [self.strides()], [self.offset()], |[i]| {
+                // SAFETY: `i` is inside the storage (L4), which is writable (checked) and
+                // exclusively borrowed (S4).
+                unsafe { v.store(base.add(i * size_of::<T>())) }
+            });
+        });
+        Ok(self)
+    }
+
+    /// Sets every element to zero, in place.
+    pub fn zero_(&self) -> Result<&Self> {
+        self.fill_(0)
+    }
+
+    /// Copies `src` into this view, in place, broadcasting `src` to this shape and casting
+    /// its dtype with PyTorch's rules. An input that overlaps this view is staged first, so
+    /// the result is as if `src` had been read completely before any write.
+    ///
+    /// # Errors
+    /// Broadcast mismatch, read-only storage, self-aliasing destination.
+    pub fn copy_(&self, src: &Tensor) -> Result<&Self> {
+        let target: Vec<i64> = self.shape().iter().map(|&n| n as i64).collect();
+        let bshape = broadcast_shapes("copy_", self.shape(), src.shape())?;
+        if bshape.as_slice() != self.shape() {
+            return Err(Error::shape(
+                "copy_",
+                format!(
+                    "output with shape {} doesn't match the broadcast shape {}",
+                    crate::error::list(self.shape()),
+                    crate::error::list(&bshape)
+                ),
+            ));
+        }
+        let src_view = src.layout.expand(&target)?;
+        self.check_write("copy_")?;
+        let staged;
+        let src_storage: &Storage;
+        let src_layout: &Layout;
+        if src.same_storage(self)
+            && src_view != self.layout
+            && src_view.ranges_intersect(&self.layout)
+        {
+            staged = src.contiguous_copy()?;
+            src_storage = &staged.storage;
+            src_layout = &staged.layout;
+        } else {
+            src_storage = &src.storage;
+            src_layout = &src.layout;
+        }
+        let src_view = src_layout.expand(&target)?;
+        let _g = borrow::acquire("copy_", &[(&self.storage, true), (src_storage, false)])?;
+        self.storage.bump_version();
+        let (db, sb) = (self.base(), src_storage.data_ptr());
+        let (ddt, sdt) = (self.dtype, src.dtype);
+        with_dtype!(ddt, D => with_dtype!(sdt, S => {
+            walk(self.shape(), [self.strides(), src_view.strides()], [self.offset(), src_view.offset()], |[d, s]| {
+                // SAFETY: both indices are inside their storages (L4, and `expand` keeps
+                // src's extent); the destination is writable and exclusively borrowed, the
+                // source shared-borrowed or the same exclusively borrowed storage with an
+                // identical or disjoint layout (else it was staged), so no element is read
+                // after being written by this loop.
+                unsafe {
+                    let v = S::load(sb.add(s * size_of::<S>()));
+                    v.cast::<D>().store(db.add(d * size_of::<D>()));
+                }
+            });
+        }));
+        Ok(self)
+    }
+
+    /// A compact row-major copy in fresh storage (always copies).
+    pub fn contiguous_copy(&self) -> Result<Tensor> {
+        let out = Tensor::zeros(self.shape(), self.dtype)?;
+        out.copy_(self)?;
+        Ok(out)
+    }
+
+    /// `self` when already contiguous (same storage), else a compact copy.
+    pub fn contiguous(&self) -> Result<Tensor> {
+        if self.is_contiguous() {
+            Ok(self.clone())
+        } else {
+            self.contiguous_copy()
+        }
+    }
+
+    /// A copy converted to `dtype` (`self` when the dtype already matches).
+    pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
+        if dtype == self.dtype {
+            return Ok(self.clone());
+        }
+        let out = Tensor::zeros(self.shape(), dtype)?;
+        out.copy_(self)?;
+        Ok(out)
+    }
+
+    /// Borrows the elements of a contiguous view as a `&[T]`, holding a shared borrow of
+    /// the storage until the guard drops.
+    ///
+    /// # Errors
+    /// Wrong dtype, a non-contiguous view, a bool tensor (its bytes need not be 0/1: use
+    /// [`to_vec`](Self::to_vec)), misaligned foreign memory, or a conflicting borrow.
+    pub fn read_slice<T: Element>(&self) -> Result<ReadGuard<'_, T>> {
+        let ptr = self.slice_ptr::<T>("read_slice")?;
+        let guard = borrow::acquire("read_slice", &[(&self.storage, false)])?;
+        Ok(ReadGuard {
+            _guard: guard,
+            ptr,
+            len: self.numel(),
+            _t: PhantomData,
+        })
+    }
+
+    /// Borrows the elements of a contiguous view as a `&mut [T]`, holding an exclusive
+    /// borrow of the storage until the guard drops. Bumps the version counter.
+    pub fn write_slice<T: Element>(&self) -> Result<WriteGuard<'_, T>> {
+        let ptr = self.slice_ptr::<T>("write_slice")?;
+        self.storage.check_writable("write_slice")?;
+        let guard = borrow::acquire("write_slice", &[(&self.storage, true)])?;
+        self.storage.bump_version();
+        Ok(WriteGuard {
+            _guard: guard,
+            ptr,
+            len: self.numel(),
+            _t: PhantomData,
+        })
+    }
+
+    fn slice_ptr<T: Element>(&self, op: &'static str) -> Result<*mut T> {
+        self.expect_dtype::<T>(op)?;
+        if T::DTYPE == DType::Bool {
+            return Err(Error::dtype(
+                op,
+                "bool tensors have no typed slice access (their bytes need not be 0 or 1); use to_vec",
+            ));
+        }
+        if !self.is_contiguous() {
+            return Err(Error::shape(
+                op,
+                format!(
+                    "needs a contiguous tensor, got shape {} with strides {}; call contiguous() first",
+                    crate::error::list(self.shape()),
+                    crate::error::list(self.strides())
+                ),
+            ));
+        }
+        let p = self
+            .storage
+            .data_ptr()
+            .wrapping_add(self.offset() * size_of::<T>()) as *mut T;
+        if self.numel() > 0 && !p.is_aligned() {
+            return Err(Error::value(
+                op,
+                format!("the data at {p:p} is not aligned for {}", T::DTYPE),
+            ));
+        }
+        Ok(if self.numel() == 0 {
+            std::ptr::NonNull::dangling().as_ptr()
+        } else {
+            p
+        })
+    }
+}
+
+/// Shared access to a contiguous tensor's elements as `&[T]`.
+#[derive(Debug)]
+pub struct ReadGuard<'a, T> {
+    _guard: BorrowGuard,
+    ptr: *mut T,
+    len: usize,
+    _t: PhantomData<&'a T>,
+}
+
+impl<T> Deref for ReadGuard<'_, T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: `ptr` is aligned, non-null and covers `len` initialised elements of a
+        // contiguous view inside the storage (L4, S1, S5); T is not bool, so any bit pattern
+        // is valid; the shared borrow held by `_guard` excludes writers (S4).
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+/// Exclusive access to a contiguous tensor's elements as `&mut [T]`.
+#[derive(Debug)]
+pub struct WriteGuard<'a, T> {
+    _guard: BorrowGuard,
+    ptr: *mut T,
+    len: usize,
+    _t: PhantomData<&'a mut T>,
+}
+
+impl<T> Deref for WriteGuard<'_, T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: as for `ReadGuard`; the exclusive borrow excludes every other access.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl<T> DerefMut for WriteGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as for `deref`; the storage was checked writable and the exclusive borrow
+        // (S4) makes this the only access, and `&mut self` the only slice.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}

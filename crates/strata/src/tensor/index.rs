@@ -1,0 +1,208 @@
+//! Multi-dim basic indexing: ints, slices with steps, new axes and an ellipsis, as in
+//! `x[1, ::-1, None, ...]`. Every result is a view.
+
+use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
+
+use super::Tensor;
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+
+/// One entry of a basic index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TensorIndex {
+    /// Selects one element of a dim and drops the dim (negative counts from the end).
+    Int(i64),
+    /// `start:stop:step` with Python's rules (`None` for an omitted bound).
+    Slice {
+        /// First index, or `None`.
+        start: Option<i64>,
+        /// Stop (exclusive), or `None`.
+        stop: Option<i64>,
+        /// Step; negative walks backwards; zero is an error.
+        step: i64,
+    },
+    /// Inserts a size-1 dim (`None` / `np.newaxis`).
+    NewAxis,
+    /// Stands for as many full slices as needed (`...`).
+    Ellipsis,
+}
+
+impl TensorIndex {
+    /// `start:stop:step`.
+    pub fn slice(start: Option<i64>, stop: Option<i64>, step: i64) -> TensorIndex {
+        TensorIndex::Slice { start, stop, step }
+    }
+
+    /// `::step` (the whole dim, every `step`-th element; `-1` reverses).
+    pub fn step(step: i64) -> TensorIndex {
+        TensorIndex::Slice {
+            start: None,
+            stop: None,
+            step,
+        }
+    }
+
+    /// `:` (the whole dim).
+    pub fn full() -> TensorIndex {
+        Self::step(1)
+    }
+}
+
+macro_rules! from_int {
+    ($($t:ty),*) => {$(
+        impl From<$t> for TensorIndex {
+            fn from(v: $t) -> Self {
+                TensorIndex::Int(v as i64)
+            }
+        }
+    )*};
+}
+from_int!(i32, i64, isize, usize, u32);
+
+impl From<Range<i64>> for TensorIndex {
+    fn from(r: Range<i64>) -> Self {
+        TensorIndex::slice(Some(r.start), Some(r.end), 1)
+    }
+}
+impl From<RangeInclusive<i64>> for TensorIndex {
+    fn from(r: RangeInclusive<i64>) -> Self {
+        let end = *r.end();
+        TensorIndex::slice(
+            Some(*r.start()),
+            if end == -1 { None } else { Some(end + 1) },
+            1,
+        )
+    }
+}
+impl From<RangeFrom<i64>> for TensorIndex {
+    fn from(r: RangeFrom<i64>) -> Self {
+        TensorIndex::slice(Some(r.start), None, 1)
+    }
+}
+impl From<RangeTo<i64>> for TensorIndex {
+    fn from(r: RangeTo<i64>) -> Self {
+        TensorIndex::slice(None, Some(r.end), 1)
+    }
+}
+impl From<RangeToInclusive<i64>> for TensorIndex {
+    fn from(r: RangeToInclusive<i64>) -> Self {
+        TensorIndex::slice(None, if r.end == -1 { None } else { Some(r.end + 1) }, 1)
+    }
+}
+impl From<RangeFull> for TensorIndex {
+    fn from(_: RangeFull) -> Self {
+        TensorIndex::full()
+    }
+}
+
+/// `None` / `np.newaxis` in [`s!`](crate::s): inserts a size-1 dim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewAxis;
+
+/// `...` in [`s!`](crate::s): as many full slices as needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ellipsis;
+
+impl From<NewAxis> for TensorIndex {
+    fn from(_: NewAxis) -> Self {
+        TensorIndex::NewAxis
+    }
+}
+
+impl From<Ellipsis> for TensorIndex {
+    fn from(_: Ellipsis) -> Self {
+        TensorIndex::Ellipsis
+    }
+}
+
+/// Builds a `[TensorIndex; N]` from Python-like syntax: integers, ranges (`1..3`, `2..`,
+/// `..`), a step after a semicolon (`..;-1` is `::-1`, `1..;2` is `1::2`), [`NewAxis`]
+/// and [`Ellipsis`].
+///
+/// ```
+/// use strata::{s, DType, Ellipsis, NewAxis, Tensor};
+/// let x = Tensor::arange(0, 12, 1, DType::I64)?.view(&[3, 4])?;
+/// let v = x.index(&s![1..3, ..;-1])?;
+/// assert_eq!(v.to_vec::<i64>()?, vec![7, 6, 5, 4, 11, 10, 9, 8]);
+/// let w = x.index(&s![Ellipsis, NewAxis, 0])?;
+/// assert_eq!(w.shape(), &[3, 1]);
+/// # Ok::<(), strata::Error>(())
+/// ```
+#[macro_export]
+macro_rules! s {
+    (@one $r:expr ; $step:expr) => {{
+        match $crate::TensorIndex::from($r) {
+            $crate::TensorIndex::Slice { start, stop, .. } => {
+                $crate::TensorIndex::slice(start, stop, $step)
+            }
+            other => other,
+        }
+    }};
+    (@one $e:expr) => {
+        $crate::TensorIndex::from($e)
+    };
+    ($($e:expr $(; $step:expr)?),* $(,)?) => {
+        [$($crate::s!(@one $e $(; $step)?)),*]
+    };
+}
+
+impl Layout {
+    /// Applies a basic index (see [`TensorIndex`]) to this layout.
+    pub fn index(&self, index: &[TensorIndex]) -> Result<Layout> {
+        let ellipses = index
+            .iter()
+            .filter(|i| matches!(i, TensorIndex::Ellipsis))
+            .count();
+        if ellipses > 1 {
+            return Err(Error::index(
+                "index",
+                "an index can only have a single ellipsis ('...')",
+            ));
+        }
+        let consumed = index
+            .iter()
+            .filter(|i| matches!(i, TensorIndex::Int(_) | TensorIndex::Slice { .. }))
+            .count();
+        if consumed > self.ndim() {
+            return Err(Error::index(
+                "index",
+                format!("too many indices for tensor of dimension {}", self.ndim()),
+            ));
+        }
+        let mut out = self.clone();
+        let mut dim: usize = 0;
+        for entry in index {
+            match *entry {
+                TensorIndex::Int(i) => {
+                    let n = out.shape()[dim] as i64;
+                    if i < -n || i >= n {
+                        return Err(Error::IndexOutOfRange {
+                            op: "index",
+                            index: i,
+                            dim,
+                            shape: out.shape().to_vec(),
+                        });
+                    }
+                    out = out.select(dim as i64, i)?;
+                }
+                TensorIndex::Slice { start, stop, step } => {
+                    out = out.slice(dim as i64, start, stop, step)?;
+                    dim += 1;
+                }
+                TensorIndex::NewAxis => {
+                    out = out.unsqueeze(dim as i64)?;
+                    dim += 1;
+                }
+                TensorIndex::Ellipsis => dim += self.ndim() - consumed,
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Tensor {
+    /// Basic indexing, always a view: see [`TensorIndex`] and the [`s!`](crate::s) macro.
+    pub fn index(&self, index: &[TensorIndex]) -> Result<Tensor> {
+        self.with_layout("index", self.layout.index(index)?)
+    }
+}

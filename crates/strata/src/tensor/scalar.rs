@@ -1,0 +1,110 @@
+//! [`Scalar`]: a dtype-less number, like a Python scalar.
+
+use std::fmt;
+
+use crate::dtype::{DType, DTypeKind, Element};
+
+/// A number without a dtype of its own (a Python `bool`, `int` or `float`). It converts
+/// to any element type with the cast rules of [`Element::cast`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scalar {
+    /// A boolean.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A floating-point number.
+    Float(f64),
+}
+
+impl Scalar {
+    /// The value as element type `T`.
+    pub fn to<T: Element>(self) -> T {
+        match self {
+            Scalar::Bool(b) => T::from_i128(b as i128),
+            Scalar::Int(i) => {
+                if T::DTYPE == DType::Bool {
+                    T::from_i128((i != 0) as i128)
+                } else {
+                    T::from_i128(i as i128)
+                }
+            }
+            Scalar::Float(f) => T::from_f64(f),
+        }
+    }
+
+    /// The value as `f64`.
+    pub fn to_f64(self) -> f64 {
+        match self {
+            Scalar::Bool(b) => b as u8 as f64,
+            Scalar::Int(i) => i as f64,
+            Scalar::Float(f) => f,
+        }
+    }
+
+    /// The category of the scalar (bool, int or float).
+    pub fn kind(self) -> DTypeKind {
+        match self {
+            Scalar::Bool(_) => DTypeKind::Bool,
+            Scalar::Int(_) => DTypeKind::Int,
+            Scalar::Float(_) => DTypeKind::Float,
+        }
+    }
+
+    /// PyTorch's default dtype for the scalar: bool, int64 or float32.
+    pub fn default_dtype(self) -> DType {
+        match self {
+            Scalar::Bool(_) => DType::Bool,
+            Scalar::Int(_) => DType::I64,
+            Scalar::Float(_) => DType::F32,
+        }
+    }
+
+    /// Reads an element as a scalar (unsigned 64-bit values above `i64::MAX` wrap).
+    pub fn from_element<T: Element>(v: T) -> Scalar {
+        match T::DTYPE.kind() {
+            DTypeKind::Bool => Scalar::Bool(v.is_nonzero()),
+            DTypeKind::Int | DTypeKind::UInt => Scalar::Int(v.to_i128() as i64),
+            DTypeKind::Float => Scalar::Float(v.to_f64()),
+        }
+    }
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scalar::Bool(b) => write!(f, "{}", if *b { "True" } else { "False" }),
+            Scalar::Int(i) => write!(f, "{i}"),
+            Scalar::Float(x) => write!(f, "{x}"),
+        }
+    }
+}
+
+impl From<bool> for Scalar {
+    fn from(v: bool) -> Self {
+        Scalar::Bool(v)
+    }
+}
+
+macro_rules! scalar_from {
+    ($variant:ident, $as:ty: $($t:ty),*) => {$(
+        impl From<$t> for Scalar {
+            fn from(v: $t) -> Self {
+                Scalar::$variant(v as $as)
+            }
+        }
+    )*};
+}
+scalar_from!(Int, i64: i8, i16, i32, i64, u8, u16, u32, isize);
+scalar_from!(Float, f64: f32, f64);
+
+impl From<half::f16> for Scalar {
+    fn from(v: half::f16) -> Self {
+        Scalar::Float(v.to_f64())
+    }
+}
+
+impl From<half::bf16> for Scalar {
+    fn from(v: half::bf16) -> Self {
+        Scalar::Float(v.to_f64())
+    }
+}

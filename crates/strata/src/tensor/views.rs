@@ -1,0 +1,211 @@
+//! Zero-copy view ops on [`Tensor`]: each returns a new view of the same storage (the
+//! metadata work is in [`crate::layout::view`]); only `reshape`/`flatten` may copy, and
+//! only when no view can express the result.
+
+use super::Tensor;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+
+impl Tensor {
+    /// `view(shape)`: the same elements under a new shape (one `-1` is inferred).
+    ///
+    /// ```
+    /// let x = strata::Tensor::arange(0, 12, 1, strata::DType::F32)?;
+    /// assert_eq!(x.view(&[3, -1])?.shape(), &[3, 4]);
+    /// assert!(x.view(&[3, 4])?.t()?.view(&[12]).is_err()); // use reshape
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    pub fn view(&self, shape: &[i64]) -> Result<Tensor> {
+        self.with_layout("view", self.layout.view(shape)?)
+    }
+
+    /// `reshape(shape)`: a view when [`view`](Self::view) would succeed, else a contiguous
+    /// copy.
+    pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
+        let (new_shape, view) = self.layout.reshape_view(shape)?;
+        match view {
+            Some(l) => self.with_layout("reshape", l),
+            None => self
+                .contiguous_copy()?
+                .view(&new_shape.iter().map(|&n| n as i64).collect::<Vec<_>>()),
+        }
+    }
+
+    /// `flatten(start_dim, end_dim)`: merges the dims in between; a view when possible.
+    pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor> {
+        let (shape, view) = self.layout.flatten(start_dim, end_dim)?;
+        match view {
+            Some(l) => self.with_layout("flatten", l),
+            None => self.reshape(&shape.iter().map(|&n| n as i64).collect::<Vec<_>>()),
+        }
+    }
+
+    /// `unflatten(dim, sizes)`: splits one dim into several (always a view).
+    pub fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<Tensor> {
+        self.with_layout("unflatten", self.layout.unflatten(dim, sizes)?)
+    }
+
+    /// Swaps dims `d0` and `d1`.
+    pub fn transpose(&self, d0: i64, d1: i64) -> Result<Tensor> {
+        self.with_layout("transpose", self.layout.transpose(d0, d1)?)
+    }
+
+    /// NumPy's name for [`transpose`](Self::transpose).
+    pub fn swapaxes(&self, d0: i64, d1: i64) -> Result<Tensor> {
+        self.transpose(d0, d1)
+    }
+
+    /// Transpose of a tensor with at most 2 dims.
+    pub fn t(&self) -> Result<Tensor> {
+        self.with_layout("t", self.layout.t()?)
+    }
+
+    /// Swaps the last two dims (`mT`).
+    pub fn mt(&self) -> Result<Tensor> {
+        self.with_layout("mT", self.layout.mt()?)
+    }
+
+    /// Reorders dims: result dim `i` is dim `dims[i]`.
+    pub fn permute(&self, dims: &[i64]) -> Result<Tensor> {
+        self.with_layout("permute", self.layout.permute(dims)?)
+    }
+
+    /// Moves dims `src` to positions `dst`.
+    pub fn movedim(&self, src: &[i64], dst: &[i64]) -> Result<Tensor> {
+        self.with_layout("movedim", self.layout.movedim(src, dst)?)
+    }
+
+    /// `length` elements of `dim` from `start`.
+    pub fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Tensor> {
+        self.with_layout("narrow", self.layout.narrow(dim, start, length)?)
+    }
+
+    /// Element `index` of `dim`, dropping the dim.
+    pub fn select(&self, dim: i64, index: i64) -> Result<Tensor> {
+        self.with_layout("select", self.layout.select(dim, index)?)
+    }
+
+    /// `start:end:step` along `dim`, with Python's rules; negative steps are zero-copy.
+    ///
+    /// ```
+    /// let x = strata::Tensor::arange(0, 5, 1, strata::DType::I64)?;
+    /// let r = x.slice(0, None, None, -2)?;
+    /// assert_eq!(r.to_vec::<i64>()?, vec![4, 2, 0]);
+    /// assert!(r.same_storage(&x));
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    pub fn slice(
+        &self,
+        dim: i64,
+        start: Option<i64>,
+        end: Option<i64>,
+        step: i64,
+    ) -> Result<Tensor> {
+        self.with_layout("slice", self.layout.slice(dim, start, end, step)?)
+    }
+
+    /// Reverses `dims` through negative strides (zero-copy; PyTorch copies).
+    pub fn flip(&self, dims: &[i64]) -> Result<Tensor> {
+        self.with_layout("flip", self.layout.flip(dims)?)
+    }
+
+    /// Broadcasts to `sizes` with stride-0 dims (`-1` keeps a size).
+    pub fn expand(&self, sizes: &[i64]) -> Result<Tensor> {
+        self.with_layout("expand", self.layout.expand(sizes)?)
+    }
+
+    /// [`expand`](Self::expand) to `other`'s shape.
+    pub fn expand_as(&self, other: &Tensor) -> Result<Tensor> {
+        self.broadcast_to(other.shape())
+    }
+
+    /// Broadcasts to `shape`.
+    pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
+        let sizes: Vec<i64> = shape.iter().map(|&n| n as i64).collect();
+        self.expand(&sizes)
+    }
+
+    /// Removes every size-1 dim.
+    pub fn squeeze(&self) -> Result<Tensor> {
+        self.with_layout("squeeze", self.layout.squeeze(None)?)
+    }
+
+    /// Removes the listed dims where they have size 1.
+    pub fn squeeze_dims(&self, dims: &[i64]) -> Result<Tensor> {
+        self.with_layout("squeeze", self.layout.squeeze(Some(dims))?)
+    }
+
+    /// Inserts a size-1 dim at `dim`.
+    pub fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
+        self.with_layout("unsqueeze", self.layout.unsqueeze(dim)?)
+    }
+
+    /// A view with arbitrary `shape`, `strides` and `offset` (the tensor's own offset when
+    /// `None`) over the same storage. Negative strides are allowed (PyTorch refuses
+    /// them); the lowest and highest element must lie inside the storage.
+    pub fn as_strided(
+        &self,
+        shape: &[usize],
+        strides: &[isize],
+        offset: Option<usize>,
+    ) -> Result<Tensor> {
+        let offset = offset.unwrap_or(self.offset());
+        let layout = Layout::new_op("as_strided", shape, strides, offset)?;
+        self.with_layout("as_strided", layout)
+    }
+
+    /// Sliding windows of `size` every `step` along `dim`, as a new last dim.
+    pub fn unfold(&self, dim: i64, size: usize, step: usize) -> Result<Tensor> {
+        self.with_layout("unfold", self.layout.unfold(dim, size, step)?)
+    }
+
+    /// The diagonal of dims `dim1`, `dim2` shifted by `offset`, as a new last dim.
+    pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
+        self.with_layout("diagonal", self.layout.diagonal(offset, dim1, dim2)?)
+    }
+
+    fn many(&self, op: &'static str, layouts: Vec<Layout>) -> Result<Vec<Tensor>> {
+        layouts
+            .into_iter()
+            .map(|l| self.with_layout(op, l))
+            .collect()
+    }
+
+    /// Pieces of `split_size` along `dim` (the last may be smaller).
+    pub fn split(&self, split_size: usize, dim: i64) -> Result<Vec<Tensor>> {
+        self.many("split", self.layout.split(split_size, dim)?)
+    }
+
+    /// Pieces of the given sizes along `dim`.
+    pub fn split_with_sizes(&self, sizes: &[usize], dim: i64) -> Result<Vec<Tensor>> {
+        self.many(
+            "split_with_sizes",
+            self.layout.split_with_sizes(sizes, dim)?,
+        )
+    }
+
+    /// At most `chunks` pieces of `ceil(n / chunks)` along `dim`.
+    pub fn chunk(&self, chunks: usize, dim: i64) -> Result<Vec<Tensor>> {
+        self.many("chunk", self.layout.chunk(chunks, dim)?)
+    }
+
+    /// Every element of `dim`, each without the dim.
+    pub fn unbind(&self, dim: i64) -> Result<Vec<Tensor>> {
+        self.many("unbind", self.layout.unbind(dim)?)
+    }
+
+    /// Reinterprets the bytes as `dtype`: free for the same item size; otherwise PyTorch's
+    /// rule (the last dim has stride 1 and is rescaled).
+    pub fn view_dtype(&self, dtype: DType) -> Result<Tensor> {
+        let layout = self.layout.view_dtype(
+            self.dtype.itemsize(),
+            dtype.itemsize(),
+            (self.dtype.legacy_name(), dtype.legacy_name()),
+        )?;
+        Tensor::checked("view", self.storage.clone(), layout, dtype).map_err(|e| match e {
+            Error::OutOfBounds { .. } => Error::dtype("view", e.to_string()),
+            e => e,
+        })
+    }
+}
