@@ -203,26 +203,37 @@ pub trait Element:
 
     /// The value as `f64` (bool as 0/1; large integers round).
     fn to_f64(self) -> f64;
-    /// The value as `i128` (floats truncate toward zero and saturate; bool as 0/1).
-    fn to_i128(self) -> i128;
+    /// The value as `i64` (floats truncate toward zero and saturate; `u64` wraps).
+    fn to_i64(self) -> i64;
+    /// The value as `u64` (floats truncate and saturate; signed integers wrap).
+    fn to_u64(self) -> u64;
     /// `self != 0`.
     fn is_nonzero(self) -> bool;
     /// From `f64`: floats round, integers truncate toward zero (saturating), bool is `!= 0`.
     fn from_f64(v: f64) -> Self;
-    /// From `i128`: integers wrap, floats round, bool is `!= 0`.
-    fn from_i128(v: i128) -> Self;
+    /// From `i64`: integers wrap, floats round, bool is `!= 0`.
+    fn from_i64(v: i64) -> Self;
+    /// From `u64`: integers wrap, floats round, bool is `!= 0`.
+    fn from_u64(v: u64) -> Self;
+    /// From `bool`: 0 or 1.
+    fn from_bool(v: bool) -> Self {
+        Self::from_i64(v as i64)
+    }
 
     /// Converts between element types with PyTorch's cast rules: float → int truncates
     /// toward zero, anything → bool is `!= 0`, bool → anything is 0 or 1, integer → integer
-    /// wraps.
-    #[inline]
+    /// wraps. Every branch is decided at compile time and is a plain `as` conversion, so
+    /// loops over it vectorise.
+    #[inline(always)]
     fn cast<D: Element>(self) -> D {
         if D::DTYPE == DType::Bool {
-            D::from_i128(self.is_nonzero() as i128)
+            D::from_bool(self.is_nonzero())
         } else if Self::DTYPE.is_float() {
             D::from_f64(self.to_f64())
+        } else if Self::DTYPE == DType::U64 {
+            D::from_u64(self.to_u64())
         } else {
-            D::from_i128(self.to_i128())
+            D::from_i64(self.to_i64())
         }
     }
 }
@@ -232,34 +243,38 @@ macro_rules! int_element {
         impl sealed::Sealed for $t {}
         impl Element for $t {
             const DTYPE: DType = DType::$dt;
-            #[inline] fn to_f64(self) -> f64 { self as f64 }
-            #[inline] fn to_i128(self) -> i128 { self as i128 }
-            #[inline] fn is_nonzero(self) -> bool { self != 0 }
-            #[inline] fn from_f64(v: f64) -> Self { v as $t }
-            #[inline] fn from_i128(v: i128) -> Self { v as $t }
+            #[inline(always)] fn to_f64(self) -> f64 { self as f64 }
+            #[inline(always)] fn to_i64(self) -> i64 { self as i64 }
+            #[inline(always)] fn to_u64(self) -> u64 { self as u64 }
+            #[inline(always)] fn is_nonzero(self) -> bool { self != 0 }
+            #[inline(always)] fn from_f64(v: f64) -> Self { v as $t }
+            #[inline(always)] fn from_i64(v: i64) -> Self { v as $t }
+            #[inline(always)] fn from_u64(v: u64) -> Self { v as $t }
         }
     )*};
 }
 int_element!(u8 => U8, i8 => I8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64);
 
 macro_rules! float_element {
-    ($($t:ty => $dt:ident, $to:expr, $from:expr);*) => {$(
+    ($($t:ty => $dt:ident, $to:expr, $from:expr, $from_i:expr, $from_u:expr);*) => {$(
         impl sealed::Sealed for $t {}
         impl Element for $t {
             const DTYPE: DType = DType::$dt;
-            #[inline] fn to_f64(self) -> f64 { ($to)(self) }
-            #[inline] fn to_i128(self) -> i128 { ($to)(self) as i128 }
-            #[inline] fn is_nonzero(self) -> bool { ($to)(self) != 0.0 }
-            #[inline] fn from_f64(v: f64) -> Self { ($from)(v) }
-            #[inline] fn from_i128(v: i128) -> Self { ($from)(v as f64) }
+            #[inline(always)] fn to_f64(self) -> f64 { ($to)(self) }
+            #[inline(always)] fn to_i64(self) -> i64 { ($to)(self) as i64 }
+            #[inline(always)] fn to_u64(self) -> u64 { ($to)(self) as u64 }
+            #[inline(always)] fn is_nonzero(self) -> bool { ($to)(self) != 0.0 }
+            #[inline(always)] fn from_f64(v: f64) -> Self { ($from)(v) }
+            #[inline(always)] fn from_i64(v: i64) -> Self { ($from_i)(v) }
+            #[inline(always)] fn from_u64(v: u64) -> Self { ($from_u)(v) }
         }
     )*};
 }
 float_element!(
-    f32 => F32, |v: f32| v as f64, |v: f64| v as f32;
-    f64 => F64, |v: f64| v, |v: f64| v;
-    f16 => F16, |v: f16| v.to_f64(), f16::from_f64;
-    bf16 => BF16, |v: bf16| v.to_f64(), bf16::from_f64
+    f32 => F32, |v: f32| v as f64, |v: f64| v as f32, |v: i64| v as f32, |v: u64| v as f32;
+    f64 => F64, |v: f64| v, |v: f64| v, |v: i64| v as f64, |v: u64| v as f64;
+    f16 => F16, |v: f16| v.to_f64(), f16::from_f64, |v: i64| f16::from_f32(v as f32), |v: u64| f16::from_f32(v as f32);
+    bf16 => BF16, |v: bf16| v.to_f64(), bf16::from_f64, |v: i64| bf16::from_f32(v as f32), |v: u64| bf16::from_f32(v as f32)
 );
 
 impl sealed::Sealed for bool {}
@@ -279,25 +294,37 @@ impl Element for bool {
         unsafe { p.write(self as u8) }
     }
 
-    #[inline]
+    #[inline(always)]
     fn to_f64(self) -> f64 {
         self as u8 as f64
     }
-    #[inline]
-    fn to_i128(self) -> i128 {
-        self as i128
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        self as i64
     }
-    #[inline]
+    #[inline(always)]
+    fn to_u64(self) -> u64 {
+        self as u64
+    }
+    #[inline(always)]
     fn is_nonzero(self) -> bool {
         self
     }
-    #[inline]
+    #[inline(always)]
     fn from_f64(v: f64) -> Self {
         v != 0.0
     }
-    #[inline]
-    fn from_i128(v: i128) -> Self {
+    #[inline(always)]
+    fn from_i64(v: i64) -> Self {
         v != 0
+    }
+    #[inline(always)]
+    fn from_u64(v: u64) -> Self {
+        v != 0
+    }
+    #[inline(always)]
+    fn from_bool(v: bool) -> Self {
+        v
     }
 }
 
@@ -395,6 +422,9 @@ mod tests {
         assert_eq!(300i32.cast::<u8>(), 44);
         assert_eq!((-1i8).cast::<u16>(), 65535);
         assert_eq!(u64::MAX.cast::<f64>(), 18446744073709551615.0);
+        assert_eq!(u64::MAX.cast::<i64>(), -1);
+        assert_eq!((-1i64).cast::<u64>(), u64::MAX);
+        assert_eq!(i64::MAX.cast::<f32>(), 9223372036854775807.0f32);
         assert_eq!(f16::from_f32(1.5).cast::<f32>(), 1.5);
         assert_eq!(16777217i64.cast::<f32>(), 16777216.0);
     }

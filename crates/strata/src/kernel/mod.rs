@@ -1,8 +1,10 @@
-//! Kernels over strided layouts.
+//! The strided kernel engine (DESIGN §4) and the ops built on it.
 //!
-//! For now this holds the simple, correct element walker the data ops of the core use;
-//! the fast engine (plan → simplify → tile → parallelise) builds on it.
+//! [`engine`] plans and runs `N`-operand loops; the op modules supply typed inner kernels.
 
+pub(crate) mod copy;
+pub(crate) mod engine;
+pub mod plan;
 mod walk;
 
 pub(crate) use walk::walk;

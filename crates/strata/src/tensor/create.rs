@@ -167,7 +167,7 @@ impl Tensor {
         with_dtype!(dtype, T => {
             for i in 0..n {
                 let v: T = if all_int && !dtype.is_float() {
-                    T::from_i128(start.to::<i64>() as i128 + i as i128 * step.to::<i64>() as i128)
+                    T::from_i64(start.to::<i64>().wrapping_add((i as i64).wrapping_mul(step.to::<i64>())))
                 } else {
                     T::from_f64(s + i as f64 * st)
                 };

@@ -7,10 +7,10 @@ use std::ops::{Deref, DerefMut};
 use super::{Scalar, Tensor};
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
+use crate::kernel::engine::Loop;
 use crate::kernel::walk;
-use crate::layout::{broadcast::broadcast_shapes, overlap::Overlap, Layout};
+use crate::layout::overlap::Overlap;
 use crate::storage::borrow::{self, BorrowGuard};
-use crate::storage::Storage;
 use crate::with_dtype;
 
 /// Largest view whose possible self-overlap is settled by listing its element positions.
@@ -134,14 +134,28 @@ impl Tensor {
         self.check_write("fill_")?;
         let _g = borrow::acquire("fill_", &[(&self.storage, true)])?;
         self.storage.bump_version();
-        let base = self.base();
+        let lp = Loop::new(
+            self.shape(),
+            [(self.layout(), self.dtype.itemsize(), self.storage.data_ptr())],
+        );
         with_dtype!(self.dtype, T => {
             let v = value.to::<T>();
-            walk(self.shape(), [self.strides()], [self.offset()], |[i]| {
-                // SAFETY: `i` is inside the storage (L4), which is writable (checked) and
-                // exclusively borrowed (S4).
-                unsafe { v.store(base.add(i * size_of::<T>())) }
-            });
+            // SAFETY: the loop covers this view, inside its storage (L4), which is writable
+            // (checked), exclusively borrowed (S4) and free of self-overlap (checked).
+            unsafe {
+                lp.run(true, |p, s, n| {
+                    let o = p[0];
+                    if s[0] == size_of::<T>() as isize {
+                        for k in 0..n {
+                            v.store(o.add(k * size_of::<T>()));
+                        }
+                    } else {
+                        for k in 0..n as isize {
+                            v.store(o.offset(k * s[0]));
+                        }
+                    }
+                })
+            };
         });
         Ok(self)
     }
@@ -158,52 +172,7 @@ impl Tensor {
     /// # Errors
     /// Broadcast mismatch, read-only storage, self-aliasing destination.
     pub fn copy_(&self, src: &Tensor) -> Result<&Self> {
-        let target: Vec<i64> = self.shape().iter().map(|&n| n as i64).collect();
-        let bshape = broadcast_shapes("copy_", self.shape(), src.shape())?;
-        if bshape.as_slice() != self.shape() {
-            return Err(Error::shape(
-                "copy_",
-                format!(
-                    "output with shape {} doesn't match the broadcast shape {}",
-                    crate::error::list(self.shape()),
-                    crate::error::list(&bshape)
-                ),
-            ));
-        }
-        let src_view = src.layout.expand(&target)?;
-        self.check_write("copy_")?;
-        let staged;
-        let src_storage: &Storage;
-        let src_layout: &Layout;
-        if src.same_storage(self)
-            && src_view != self.layout
-            && src_view.ranges_intersect(&self.layout)
-        {
-            staged = src.contiguous_copy()?;
-            src_storage = &staged.storage;
-            src_layout = &staged.layout;
-        } else {
-            src_storage = &src.storage;
-            src_layout = &src.layout;
-        }
-        let src_view = src_layout.expand(&target)?;
-        let _g = borrow::acquire("copy_", &[(&self.storage, true), (src_storage, false)])?;
-        self.storage.bump_version();
-        let (db, sb) = (self.base(), src_storage.data_ptr());
-        let (ddt, sdt) = (self.dtype, src.dtype);
-        with_dtype!(ddt, D => with_dtype!(sdt, S => {
-            walk(self.shape(), [self.strides(), src_view.strides()], [self.offset(), src_view.offset()], |[d, s]| {
-                // SAFETY: both indices are inside their storages (L4, and `expand` keeps
-                // src's extent); the destination is writable and exclusively borrowed, the
-                // source shared-borrowed or the same exclusively borrowed storage with an
-                // identical or disjoint layout (else it was staged), so no element is read
-                // after being written by this loop.
-                unsafe {
-                    let v = S::load(sb.add(s * size_of::<S>()));
-                    v.cast::<D>().store(db.add(d * size_of::<D>()));
-                }
-            });
-        }));
+        crate::kernel::copy::copy_into(self, src)?;
         Ok(self)
     }
 

@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::dtype::{DType, DTypeKind, Element};
 
+
 /// A number without a dtype of its own (a Python `bool`, `int` or `float`). It converts
 /// to any element type with the cast rules of [`Element::cast`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -20,14 +21,8 @@ impl Scalar {
     /// The value as element type `T`.
     pub fn to<T: Element>(self) -> T {
         match self {
-            Scalar::Bool(b) => T::from_i128(b as i128),
-            Scalar::Int(i) => {
-                if T::DTYPE == DType::Bool {
-                    T::from_i128((i != 0) as i128)
-                } else {
-                    T::from_i128(i as i128)
-                }
-            }
+            Scalar::Bool(b) => T::from_bool(b),
+            Scalar::Int(i) => T::from_i64(i),
             Scalar::Float(f) => T::from_f64(f),
         }
     }
@@ -63,7 +58,7 @@ impl Scalar {
     pub fn from_element<T: Element>(v: T) -> Scalar {
         match T::DTYPE.kind() {
             DTypeKind::Bool => Scalar::Bool(v.is_nonzero()),
-            DTypeKind::Int | DTypeKind::UInt => Scalar::Int(v.to_i128() as i64),
+            DTypeKind::Int | DTypeKind::UInt => Scalar::Int(v.to_i64()),
             DTypeKind::Float => Scalar::Float(v.to_f64()),
         }
     }

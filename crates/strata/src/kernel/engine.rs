@@ -1,0 +1,383 @@
+//! The strided loop engine: plan → simplify → iterate (with cache tiles) → parallelise.
+//!
+//! A [`Loop`] holds `N` operands over one shape, operand 0 being the output. Each operand
+//! is a pointer to its element `[0, 0, …]` and byte strides over the loop shape (stride 0
+//! for broadcast dims). [`Loop::run`] calls an inner kernel
+//! `f(ptrs, byte_strides, len)` once per run of the innermost dim, so the kernel's loop is
+//! the only per-element code and the compiler can vectorise its contiguous and stride-0
+//! cases.
+//!
+//! Simplification (DESIGN §4): size-1 dims are dropped, dims whose strides are ≤ 0 for
+//! every operand are flipped to positive, dims are sorted by the output's stride (then the
+//! inputs'), and dims that are contiguous for every operand are coalesced. When an input's
+//! fastest dim is not the output's (transposes, permutes, `a + b.T`), the two dims are
+//! iterated in cache tiles so both sides stream from cache.
+
+use rayon::prelude::*;
+use smallvec::SmallVec;
+
+use crate::layout::Layout;
+
+/// Elements below which an op runs on one thread (PyTorch's grain size).
+pub const GRAIN: usize = 32768;
+
+/// Tile edge, in elements, for the two dims of a tiled loop.
+const TILE: usize = 64;
+
+type Dims = SmallVec<[usize; 6]>;
+type Bytes = SmallVec<[isize; 6]>;
+
+/// `N` raw pointers that may cross to rayon workers.
+#[derive(Clone, Copy)]
+struct Ptrs<const N: usize>([*mut u8; N]);
+// SAFETY: the pointers address storages kept alive and borrowed by the op for the whole
+// `run` call (invariant S4); workers write disjoint output elements (outer ranges never
+// overlap and the output has no internal overlap, checked by the op).
+unsafe impl<const N: usize> Send for Ptrs<N> {}
+// SAFETY: as above; workers only read the pointer values.
+unsafe impl<const N: usize> Sync for Ptrs<N> {}
+
+impl<const N: usize> Ptrs<N> {
+    /// The pointers (a method, so closures capture the `Send` wrapper, not the field).
+    fn get(self) -> [*mut u8; N] {
+        self.0
+    }
+}
+
+/// An `N`-operand strided loop (operand 0 is the output).
+#[derive(Debug, Clone)]
+pub(crate) struct Loop<const N: usize> {
+    shape: Dims,
+    strides: [Bytes; N],
+    ptrs: [*mut u8; N],
+    /// Dim iterated in tiles together with the innermost one, if any.
+    tile_dim: Option<usize>,
+}
+
+// SAFETY: see `Ptrs`: the pointers are only dereferenced by the op's kernel under the
+// op's borrows, with workers on disjoint output ranges.
+unsafe impl<const N: usize> Sync for Loop<N> {}
+
+impl<const N: usize> Loop<N> {
+    /// A loop over `shape`; each operand is `(layout broadcast to shape, itemsize, storage
+    /// base pointer)`.
+    ///
+    /// The caller guarantees each layout has exactly `shape` and lies inside its storage
+    /// (L4), so every pointer computed from it is in bounds.
+    pub(crate) fn new(shape: &[usize], ops: [(&Layout, usize, *mut u8); N]) -> Loop<N> {
+        debug_assert!(ops.iter().all(|(l, _, _)| l.shape() == shape));
+        let strides = std::array::from_fn(|k| {
+            let (l, item, _) = ops[k];
+            l.strides().iter().map(|&s| s * item as isize).collect()
+        });
+        let ptrs = std::array::from_fn(|k| {
+            let (l, item, base) = ops[k];
+            base.wrapping_add(l.offset() * item)
+        });
+        let mut lp = Loop {
+            shape: shape.into(),
+            strides,
+            ptrs,
+            tile_dim: None,
+        };
+        lp.simplify();
+        lp
+    }
+
+    /// Number of elements.
+    pub(crate) fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// The simplified shape (outer → inner).
+    #[cfg(test)]
+    pub(crate) fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    fn simplify(&mut self) {
+        if self.shape.contains(&0) {
+            self.shape = [0].into_iter().collect();
+            for s in &mut self.strides {
+                *s = [0].into_iter().collect();
+            }
+            return;
+        }
+        // Drop size-1 dims.
+        let keep: SmallVec<[usize; 6]> = (0..self.shape.len()).filter(|&d| self.shape[d] != 1).collect();
+        self.shape = keep.iter().map(|&d| self.shape[d]).collect();
+        for s in &mut self.strides {
+            *s = keep.iter().map(|&d| s[d]).collect();
+        }
+        // Flip dims that run backwards for every operand.
+        for d in 0..self.shape.len() {
+            if self.strides.iter().all(|s| s[d] <= 0) && self.strides.iter().any(|s| s[d] < 0) {
+                let n = self.shape[d] as isize - 1;
+                for k in 0..N {
+                    self.ptrs[k] = self.ptrs[k].wrapping_offset(n * self.strides[k][d]);
+                    self.strides[k][d] = -self.strides[k][d];
+                }
+            }
+        }
+        // Order dims so the innermost is the output's fastest, ties broken by the inputs;
+        // stride-0 (broadcast or reduced) dims say nothing for that operand. This is
+        // PyTorch's insertion sort, which tolerates the comparison not being a total order.
+        let nd = self.shape.len();
+        let should_swap = |a: usize, b: usize| -> std::cmp::Ordering {
+            for s in &self.strides {
+                let (x, y) = (s[a].unsigned_abs(), s[b].unsigned_abs());
+                if x == 0 || y == 0 {
+                    continue;
+                }
+                if x != y {
+                    return x.cmp(&y);
+                }
+            }
+            std::cmp::Ordering::Equal
+        };
+        // `fast` lists dims fastest first.
+        let mut fast: SmallVec<[usize; 6]> = (0..nd).rev().collect();
+        for i in 1..nd {
+            let mut d1 = i;
+            for d0 in (0..i).rev() {
+                match should_swap(fast[d0], fast[d1]) {
+                    std::cmp::Ordering::Greater => {
+                        fast.swap(d0, d1);
+                        d1 = d0;
+                    }
+                    std::cmp::Ordering::Less => break,
+                    std::cmp::Ordering::Equal => {}
+                }
+            }
+        }
+        let order: SmallVec<[usize; 6]> = fast.into_iter().rev().collect();
+        self.shape = order.iter().map(|&d| self.shape[d]).collect();
+        for s in &mut self.strides {
+            *s = order.iter().map(|&d| s[d]).collect();
+        }
+        // Coalesce dims d-1 (outer) and d (inner) contiguous for every operand.
+        let mut d = self.shape.len();
+        while d > 1 {
+            d -= 1;
+            let n = self.shape[d] as isize;
+            if self.strides.iter().all(|s| s[d - 1] == s[d] * n) {
+                self.shape[d - 1] *= self.shape[d];
+                self.shape.remove(d);
+                for s in &mut self.strides {
+                    s[d - 1] = s[d];
+                    s.remove(d);
+                }
+            }
+        }
+        if self.shape.is_empty() {
+            self.shape.push(1);
+            for s in &mut self.strides {
+                s.push(0);
+            }
+        }
+        self.tile_dim = self.pick_tile_dim();
+    }
+
+    /// A dim to tile with the innermost one: when some input moves fastest along another
+    /// dim than the innermost, both dims are walked in cache-sized tiles.
+    fn pick_tile_dim(&self) -> Option<usize> {
+        let nd = self.shape.len();
+        if nd < 2 || self.shape[nd - 1] < 8 {
+            return None;
+        }
+        let last = nd - 1;
+        for s in &self.strides[1..] {
+            let inner = s[last].unsigned_abs();
+            // The input's fastest non-broadcast dim among the outer ones.
+            let best = (0..last)
+                .filter(|&d| s[d] != 0 && self.shape[d] >= 8)
+                .min_by_key(|&d| s[d].unsigned_abs());
+            if let Some(d) = best {
+                if s[d].unsigned_abs() < inner && s[d].unsigned_abs() <= 16 {
+                    return Some(d);
+                }
+            }
+        }
+        None
+    }
+
+    /// Runs `f(ptrs, strides, len)` over every innermost run, in parallel when the loop
+    /// has at least [`GRAIN`] elements and `parallel` is set.
+    ///
+    /// # Safety
+    /// The operands' pointers must be valid for every element the loop visits (reads for
+    /// inputs, writes for the output), under borrows the caller holds; the output must not
+    /// overlap itself; `f` must only access `len` elements at the given strides.
+    pub(crate) unsafe fn run<F>(&self, parallel: bool, f: F)
+    where
+        F: Fn([*mut u8; N], [isize; N], usize) + Sync,
+    {
+        if self.numel() == 0 {
+            return;
+        }
+        let threads = if parallel && self.numel() >= GRAIN {
+            rayon::current_num_threads()
+        } else {
+            1
+        };
+        match self.tile_dim {
+            Some(td) => self.run_tiled(td, threads, &f),
+            None => self.run_rows(threads, &f),
+        }
+    }
+
+    /// Plain iteration: every index of the outer dims, one inner run each.
+    fn run_rows<F>(&self, threads: usize, f: &F)
+    where
+        F: Fn([*mut u8; N], [isize; N], usize) + Sync,
+    {
+        let nd = self.shape.len();
+        let inner = self.shape[nd - 1];
+        let inner_strides: [isize; N] = std::array::from_fn(|k| self.strides[k][nd - 1]);
+        let rows: usize = self.shape[..nd - 1].iter().product();
+        // A long single run is split into blocks (each block is still a whole inner loop
+        // for the kernel; only the range is cut).
+        if rows < threads && inner >= 2 * GRAIN {
+            let block = inner.div_ceil(threads * 4).max(GRAIN);
+            let nblocks = inner.div_ceil(block);
+            let base = Ptrs(self.ptrs);
+            (0..rows * nblocks).into_par_iter().for_each(|job| {
+                let (row, b) = (job / nblocks, job % nblocks);
+                let start = b * block;
+                let len = block.min(inner - start);
+                let p = self.row_ptrs(base.get(), row);
+                let p = std::array::from_fn(|k| p[k].wrapping_offset(start as isize * inner_strides[k]));
+                f(p, inner_strides, len);
+            });
+            return;
+        }
+        let do_range = |lo: usize, hi: usize| {
+            let mut idx: Dims = SmallVec::from_elem(0, nd - 1);
+            let mut rem = lo;
+            for d in (0..nd - 1).rev() {
+                idx[d] = rem % self.shape[d];
+                rem /= self.shape[d];
+            }
+            let mut p = self.row_ptrs(self.ptrs, lo);
+            for _ in lo..hi {
+                f(p, inner_strides, inner);
+                // Odometer step over the outer dims.
+                let mut d = nd - 1;
+                while d > 0 {
+                    d -= 1;
+                    idx[d] += 1;
+                    for k in 0..N {
+                        p[k] = p[k].wrapping_offset(self.strides[k][d]);
+                    }
+                    if idx[d] < self.shape[d] {
+                        break;
+                    }
+                    for k in 0..N {
+                        p[k] = p[k].wrapping_offset(-(self.shape[d] as isize) * self.strides[k][d]);
+                    }
+                    idx[d] = 0;
+                }
+            }
+        };
+        if threads <= 1 || rows < 2 {
+            do_range(0, rows);
+        } else {
+            let chunks = (threads * 4).min(rows);
+            let per = rows.div_ceil(chunks);
+            (0..chunks).into_par_iter().for_each(|c| {
+                let lo = c * per;
+                let hi = ((c + 1) * per).min(rows);
+                if lo < hi {
+                    do_range(lo, hi);
+                }
+            });
+        }
+    }
+
+    /// Pointers of outer row `row` (row-major over the outer dims).
+    fn row_ptrs(&self, base: [*mut u8; N], row: usize) -> [*mut u8; N] {
+        let nd = self.shape.len();
+        let mut p = base;
+        let mut rem = row;
+        for d in (0..nd - 1).rev() {
+            let i = (rem % self.shape[d]) as isize;
+            rem /= self.shape[d];
+            for k in 0..N {
+                p[k] = p[k].wrapping_offset(i * self.strides[k][d]);
+            }
+        }
+        p
+    }
+
+    /// Tiled iteration over dim `td` and the innermost dim.
+    fn run_tiled<F>(&self, td: usize, threads: usize, f: &F)
+    where
+        F: Fn([*mut u8; N], [isize; N], usize) + Sync,
+    {
+        let nd = self.shape.len();
+        let last = nd - 1;
+        let (nt, nl) = (self.shape[td], self.shape[last]);
+        let inner_strides: [isize; N] = std::array::from_fn(|k| self.strides[k][last]);
+        let t_strides: [isize; N] = std::array::from_fn(|k| self.strides[k][td]);
+        // Outer dims are all but `td` and `last`.
+        let outer: SmallVec<[usize; 6]> = (0..last).filter(|&d| d != td).collect();
+        let outer_count: usize = outer.iter().map(|&d| self.shape[d]).product();
+        let tiles_t = nt.div_ceil(TILE);
+        let tiles_l = nl.div_ceil(TILE);
+        let jobs = outer_count * tiles_t;
+        let base = Ptrs(self.ptrs);
+        let job = |j: usize| {
+            let (o, bt) = (j / tiles_t, j % tiles_t);
+            let mut p = base.get();
+            let mut rem = o;
+            for &d in outer.iter().rev() {
+                let i = (rem % self.shape[d]) as isize;
+                rem /= self.shape[d];
+                for k in 0..N {
+                    p[k] = p[k].wrapping_offset(i * self.strides[k][d]);
+                }
+            }
+            let t0 = bt * TILE;
+            let t1 = (t0 + TILE).min(nt);
+            for bl in 0..tiles_l {
+                let l0 = bl * TILE;
+                let len = TILE.min(nl - l0);
+                for t in t0..t1 {
+                    let q: [*mut u8; N] = std::array::from_fn(|k| {
+                        p[k].wrapping_offset(t as isize * t_strides[k] + l0 as isize * inner_strides[k])
+                    });
+                    f(q, inner_strides, len);
+                }
+            }
+        };
+        if threads <= 1 || jobs < 2 {
+            (0..jobs).for_each(job);
+        } else {
+            (0..jobs).into_par_iter().for_each(job);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lp(shape: &[usize], layouts: &[Layout]) -> Loop<2> {
+        let p = std::ptr::null_mut::<u8>().wrapping_add(1 << 20);
+        Loop::new(shape, [(&layouts[0], 4, p), (&layouts[1], 4, p)])
+    }
+
+    #[test]
+    fn simplify_coalesces_and_flips() {
+        let c = Layout::contiguous(&[4, 5, 6]).unwrap();
+        assert_eq!(lp(&[4, 5, 6], &[c.clone(), c.clone()]).shape(), &[120]);
+        let f = c.flip(&[0, 1, 2]).unwrap();
+        let fl = lp(&[4, 5, 6], &[f.clone(), f]);
+        assert_eq!(fl.shape(), &[120]);
+        let c = Layout::contiguous(&[16, 5, 12]).unwrap();
+        let t = Layout::contiguous(&[12, 5, 16]).unwrap().permute(&[2, 1, 0]).unwrap();
+        let tl = lp(&[16, 5, 12], &[c, t]);
+        assert_eq!(tl.shape(), &[16, 5, 12]);
+        assert_eq!(tl.tile_dim, Some(0));
+    }
+}

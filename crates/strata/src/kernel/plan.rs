@@ -1,0 +1,233 @@
+//! Planning an op: result dtype (PyTorch's promotion), output layout (following the
+//! inputs), and overlap handling between inputs and the written tensor.
+
+use smallvec::SmallVec;
+
+use crate::dtype::{DType, DTypeKind};
+use crate::error::{Error, Result};
+use crate::layout::{Layout, Shape, Strides};
+use crate::tensor::{Scalar, Tensor};
+
+/// An operand of an elementwise op: a tensor, or a dtype-less scalar (weak, like a Python
+/// number).
+#[derive(Debug, Clone)]
+pub enum Operand<'a> {
+    /// A tensor (a 0-d tensor is weak in promotion, as in PyTorch).
+    Tensor(&'a Tensor),
+    /// A Rust or Python scalar.
+    Scalar(Scalar),
+}
+
+impl<'a> From<&'a Tensor> for Operand<'a> {
+    fn from(t: &'a Tensor) -> Self {
+        Operand::Tensor(t)
+    }
+}
+
+macro_rules! operand_from_scalar {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Operand<'_> {
+            fn from(v: $t) -> Self {
+                Operand::Scalar(v.into())
+            }
+        }
+    )*};
+}
+operand_from_scalar!(bool, i32, i64, f32, f64, Scalar);
+
+const UNSIGNED_WIDE: [DType; 3] = [DType::U16, DType::U32, DType::U64];
+
+/// PyTorch's `promote_types` for two dtypes.
+pub fn promote_types(a: DType, b: DType) -> Result<DType> {
+    use DType::*;
+    if a == b {
+        return Ok(a);
+    }
+    if a == Bool {
+        return Ok(b);
+    }
+    if b == Bool {
+        return Ok(a);
+    }
+    let (ka, kb) = (a.kind(), b.kind());
+    let float = |x: DType, y: DType| -> DType {
+        match (x, y) {
+            (F16, BF16) | (BF16, F16) => F32,
+            _ if x.itemsize() >= y.itemsize() => x,
+            _ => y,
+        }
+    };
+    match (ka, kb) {
+        (DTypeKind::Float, DTypeKind::Float) => Ok(float(a, b)),
+        (DTypeKind::Float, _) => Ok(a),
+        (_, DTypeKind::Float) => Ok(b),
+        _ => {
+            if UNSIGNED_WIDE.contains(&a) || UNSIGNED_WIDE.contains(&b) {
+                return Err(Error::dtype(
+                    "promote_types",
+                    format!(
+                        "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote {} and {}",
+                        a.legacy_name(),
+                        b.legacy_name()
+                    ),
+                ));
+            }
+            // u8 with a signed type: the signed type of twice u8's width or wider.
+            let signed = |x: DType| match x {
+                U8 => I16,
+                other => other,
+            };
+            let (sa, sb) = (signed(a), signed(b));
+            Ok(if sa.itemsize() >= sb.itemsize() { sa } else { sb })
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    dim: Option<DType>,
+    zero: Option<DType>,
+    wrapped: Option<DType>,
+}
+
+fn update(slot: &mut Option<DType>, dt: DType) -> Result<()> {
+    *slot = Some(match *slot {
+        Some(cur) => promote_types(cur, dt)?,
+        None => dt,
+    });
+    Ok(())
+}
+
+/// PyTorch's `combine_categories`.
+fn combine(higher: Option<DType>, lower: Option<DType>) -> Result<Option<DType>> {
+    Ok(match (higher, lower) {
+        (Some(h), _) if h.is_float() => Some(h),
+        (Some(h), Some(l)) if h == DType::Bool || l.is_float() => Some(promote_types(h, l)?),
+        (None, Some(l)) => Some(l),
+        (h, _) => h,
+    })
+}
+
+/// The result dtype of an elementwise op over `operands`, with PyTorch's rules: tensors
+/// with dims decide unless a 0-d tensor or a scalar is of a higher category (bool < int <
+/// float); a Python float scalar counts as float32 (the default dtype), an int as int64.
+pub fn result_type(operands: &[Operand<'_>]) -> Result<DType> {
+    let mut st = State::default();
+    for op in operands {
+        match op {
+            Operand::Tensor(t) if t.ndim() > 0 => update(&mut st.dim, t.dtype())?,
+            Operand::Tensor(t) => update(&mut st.zero, t.dtype())?,
+            Operand::Scalar(s) => update(&mut st.wrapped, s.default_dtype())?,
+        }
+    }
+    let inner = combine(st.zero, st.wrapped)?;
+    combine(st.dim, inner)?.ok_or_else(|| Error::dtype("result_type", "no operands"))
+}
+
+/// True when a dtype is in the given category or a lower one.
+pub fn kind_of(dt: DType) -> DTypeKind {
+    match dt.kind() {
+        DTypeKind::UInt => DTypeKind::Int,
+        k => k,
+    }
+}
+
+/// A dense layout of `shape` whose dim order follows the first input that is not
+/// broadcast along the way (PyTorch: the output of an op on a transposed tensor is
+/// transposed). Inputs are given already broadcast to `shape`.
+pub fn output_layout(shape: &[usize], inputs: &[&Layout]) -> Result<Layout> {
+    let nd = shape.len();
+    // Dim order, slowest first, from the inputs' |strides| (stride-0 dims do not vote).
+    let mut order: SmallVec<[usize; 6]> = (0..nd).collect();
+    let key = |d: usize| -> SmallVec<[usize; 4]> {
+        inputs
+            .iter()
+            .map(|l| if shape[d] <= 1 { 0 } else { l.strides()[d].unsigned_abs() })
+            .collect()
+    };
+    // Stable insertion sort, slowest first; ties keep the logical order.
+    for i in 1..nd {
+        let mut j = i;
+        while j > 0 {
+            let (a, b) = (key(order[j - 1]), key(order[j]));
+            let mut swap = false;
+            for (x, y) in a.iter().zip(&b) {
+                if *x == 0 || *y == 0 {
+                    continue;
+                }
+                if x != y {
+                    swap = x < y;
+                    break;
+                }
+            }
+            if !swap {
+                break;
+            }
+            order.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+    let mut strides = Strides::from_elem(0, nd);
+    let mut acc: isize = 1;
+    for &d in order.iter().rev() {
+        strides[d] = acc;
+        acc = acc.saturating_mul(shape[d].max(1) as isize);
+    }
+    let shape: Shape = shape.into();
+    Layout::new_op("empty_like", &shape, &strides, 0)
+}
+
+/// `src` itself when reading it while writing `dst` is safe (different memory, or the
+/// very same elements in the same order), else a compact copy of it (staging). A staged
+/// input costs one copy; it is never silently corrupted.
+pub fn stage_if_overlapping(dst: &Tensor, src: &Tensor) -> Result<Tensor> {
+    if !dst.same_storage(src) {
+        return Ok(src.clone());
+    }
+    let target: Vec<i64> = dst.shape().iter().map(|&n| n as i64).collect();
+    let view = src.layout().expand(&target)?;
+    if &view == dst.layout() || !view.ranges_intersect(dst.layout()) {
+        return Ok(src.clone());
+    }
+    src.contiguous_copy()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use DType::*;
+
+    fn t(dt: DType, shape: &[usize]) -> Tensor {
+        Tensor::zeros(shape, dt).unwrap()
+    }
+
+    #[test]
+    fn promotion_follows_pytorch() {
+        assert_eq!(promote_types(U8, I8).unwrap(), I16);
+        assert_eq!(promote_types(F16, BF16).unwrap(), F32);
+        assert_eq!(promote_types(I64, F16).unwrap(), F16);
+        assert_eq!(promote_types(Bool, I32).unwrap(), I32);
+        assert!(promote_types(U64, I64).is_err());
+        let (i32v, f16v, boolv) = (t(I32, &[2]), t(F16, &[2]), t(Bool, &[2]));
+        let f64_0d = t(F64, &[]);
+        assert_eq!(result_type(&[(&i32v).into(), 1.5.into()]).unwrap(), F32);
+        assert_eq!(result_type(&[(&i32v).into(), (&f64_0d).into()]).unwrap(), F64);
+        assert_eq!(result_type(&[(&f16v).into(), (&f64_0d).into()]).unwrap(), F16);
+        assert_eq!(result_type(&[(&i32v).into(), 1.into()]).unwrap(), I32);
+        assert_eq!(result_type(&[(&boolv).into(), 1.into()]).unwrap(), I64);
+        assert_eq!(result_type(&[(&boolv).into(), true.into()]).unwrap(), Bool);
+        let u8v = t(U8, &[2]);
+        assert_eq!(result_type(&[(&u8v).into(), 300.into()]).unwrap(), U8);
+        assert_eq!(result_type(&[1.into(), 2.5.into()]).unwrap(), F32);
+    }
+
+    #[test]
+    fn output_follows_input_order() {
+        let p = Layout::contiguous(&[4, 3, 2]).unwrap().permute(&[2, 0, 1]).unwrap();
+        let c = Layout::contiguous(&[2, 4, 3]).unwrap();
+        let out = output_layout(&[2, 4, 3], &[&p, &c]).unwrap();
+        assert_eq!(out.strides(), p.strides());
+        let b = Layout::contiguous(&[3]).unwrap().expand(&[2, 4, 3]).unwrap();
+        assert_eq!(output_layout(&[2, 4, 3], &[&b]).unwrap().strides(), c.strides());
+    }
+}
