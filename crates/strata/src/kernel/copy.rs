@@ -17,8 +17,8 @@ use crate::with_dtype;
 unsafe fn cast_run<D: Element, S: Element>(p: [*mut u8; 2], s: [isize; 2], len: usize) {
     let (o, i) = (p[0], p[1] as *const u8);
     let (ds, ss) = (size_of::<D>() as isize, size_of::<S>() as isize);
-    // SAFETY (all arms): the caller guarantees every offset `k·s[_]`, `k < len`, is a
-    // valid element of its operand.
+    // SAFETY: the caller guarantees every offset `k·s[_]`, `k < len`, is a valid element
+    // of its operand, in every branch below.
     unsafe {
         if s[0] == ds && s[1] == ss {
             if D::DTYPE == S::DTYPE {
@@ -27,7 +27,9 @@ unsafe fn cast_run<D: Element, S: Element>(p: [*mut u8; 2], s: [isize; 2], len: 
                 std::ptr::copy(i, o, len * ds as usize);
             } else {
                 for k in 0..len as isize {
-                    S::load(i.offset(k * ss)).cast::<D>().store(o.offset(k * ds));
+                    S::load(i.offset(k * ss))
+                        .cast::<D>()
+                        .store(o.offset(k * ds));
                 }
             }
         } else if s[1] == 0 {
@@ -43,14 +45,27 @@ unsafe fn cast_run<D: Element, S: Element>(p: [*mut u8; 2], s: [isize; 2], len: 
             }
         } else if s[0] == ds {
             for k in 0..len as isize {
-                S::load(i.offset(k * s[1])).cast::<D>().store(o.offset(k * ds));
+                S::load(i.offset(k * s[1]))
+                    .cast::<D>()
+                    .store(o.offset(k * ds));
             }
         } else {
             for k in 0..len as isize {
-                S::load(i.offset(k * s[1])).cast::<D>().store(o.offset(k * s[0]));
+                S::load(i.offset(k * s[1]))
+                    .cast::<D>()
+                    .store(o.offset(k * s[0]));
             }
         }
     }
+}
+
+/// Runs the cast kernel over a copy loop.
+///
+/// # Safety
+/// As for [`Loop::run`], with operand 0 of type `D` and operand 1 of type `S`.
+unsafe fn run_cast<D: Element, S: Element>(lp: &Loop<2>) {
+    // SAFETY: forwarded to the caller; `cast_run` accesses exactly the loop's runs.
+    unsafe { lp.run(true, |p, s, n| cast_run::<D, S>(p, s, n)) }
 }
 
 /// Copies `src` (broadcast to `dst`'s shape, cast to its dtype) into `dst`, in place.
@@ -78,27 +93,29 @@ pub(crate) fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
     let lp = Loop::new(
         dst.shape(),
         [
-            (dst.layout(), dst.dtype().itemsize(), dst.storage().data_ptr()),
+            (
+                dst.layout(),
+                dst.dtype().itemsize(),
+                dst.storage().data_ptr(),
+            ),
             (&src_view, src.dtype().itemsize(), src.storage().data_ptr()),
         ],
     );
-    if dst.dtype() == src.dtype() {
-        // Dispatch plain copies on the item size only: bytes are bytes.
+    let kernel: unsafe fn(&Loop<2>) = if dst.dtype() == src.dtype() {
+        // Plain copies dispatch on the item size only: bytes are bytes.
         match dst.dtype().itemsize() {
-            // SAFETY (all arms): the loop's pointers come from layouts inside their
-            // storages (L4), which are borrowed above (exclusive for dst, shared for src);
-            // dst does not overlap itself (`check_write`) and src is either disjoint from
-            // dst, identical to it, or staged.
-            1 => unsafe { lp.run(true, |p, s, n| cast_run::<u8, u8>(p, s, n)) },
-            2 => unsafe { lp.run(true, |p, s, n| cast_run::<u16, u16>(p, s, n)) },
-            4 => unsafe { lp.run(true, |p, s, n| cast_run::<u32, u32>(p, s, n)) },
-            _ => unsafe { lp.run(true, |p, s, n| cast_run::<u64, u64>(p, s, n)) },
+            1 => run_cast::<u8, u8>,
+            2 => run_cast::<u16, u16>,
+            4 => run_cast::<u32, u32>,
+            _ => run_cast::<u64, u64>,
         }
     } else {
-        with_dtype!(dst.dtype(), D => with_dtype!(src.dtype(), S => {
-            // SAFETY: as above.
-            unsafe { lp.run(true, |p, s, n| cast_run::<D, S>(p, s, n)) }
-        }));
-    }
+        with_dtype!(dst.dtype(), D => with_dtype!(src.dtype(), S => run_cast::<D, S>))
+    };
+    // SAFETY: the loop's pointers come from layouts inside their storages (L4), borrowed
+    // above (exclusive for dst, shared for src); dst does not overlap itself
+    // (`check_write`) and src is disjoint from dst, identical to it, or staged; the kernel
+    // matches the operands' item sizes.
+    unsafe { kernel(&lp) };
     Ok(())
 }

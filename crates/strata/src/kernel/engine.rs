@@ -104,7 +104,9 @@ impl<const N: usize> Loop<N> {
             return;
         }
         // Drop size-1 dims.
-        let keep: SmallVec<[usize; 6]> = (0..self.shape.len()).filter(|&d| self.shape[d] != 1).collect();
+        let keep: SmallVec<[usize; 6]> = (0..self.shape.len())
+            .filter(|&d| self.shape[d] != 1)
+            .collect();
         self.shape = keep.iter().map(|&d| self.shape[d]).collect();
         for s in &mut self.strides {
             *s = keep.iter().map(|&d| s[d]).collect();
@@ -246,7 +248,9 @@ impl<const N: usize> Loop<N> {
                 let start = b * block;
                 let len = block.min(inner - start);
                 let p = self.row_ptrs(base.get(), row);
-                let p = std::array::from_fn(|k| p[k].wrapping_offset(start as isize * inner_strides[k]));
+                let p = std::array::from_fn(|k| {
+                    p[k].wrapping_offset(start as isize * inner_strides[k])
+                });
                 f(p, inner_strides, len);
             });
             return;
@@ -344,7 +348,9 @@ impl<const N: usize> Loop<N> {
                 let len = TILE.min(nl - l0);
                 for t in t0..t1 {
                     let q: [*mut u8; N] = std::array::from_fn(|k| {
-                        p[k].wrapping_offset(t as isize * t_strides[k] + l0 as isize * inner_strides[k])
+                        p[k].wrapping_offset(
+                            t as isize * t_strides[k] + l0 as isize * inner_strides[k],
+                        )
                     });
                     f(q, inner_strides, len);
                 }
@@ -375,7 +381,10 @@ mod tests {
         let fl = lp(&[4, 5, 6], &[f.clone(), f]);
         assert_eq!(fl.shape(), &[120]);
         let c = Layout::contiguous(&[16, 5, 12]).unwrap();
-        let t = Layout::contiguous(&[12, 5, 16]).unwrap().permute(&[2, 1, 0]).unwrap();
+        let t = Layout::contiguous(&[12, 5, 16])
+            .unwrap()
+            .permute(&[2, 1, 0])
+            .unwrap();
         let tl = lp(&[16, 5, 12], &[c, t]);
         assert_eq!(tl.shape(), &[16, 5, 12]);
         assert_eq!(tl.tile_dim, Some(0));

@@ -3,6 +3,7 @@
 //! [`engine`] plans and runs `N`-operand loops; the op modules supply typed inner kernels.
 
 pub(crate) mod copy;
+pub(crate) mod elementwise;
 pub(crate) mod engine;
 pub mod plan;
 mod walk;

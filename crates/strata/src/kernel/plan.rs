@@ -78,7 +78,11 @@ pub fn promote_types(a: DType, b: DType) -> Result<DType> {
                 other => other,
             };
             let (sa, sb) = (signed(a), signed(b));
-            Ok(if sa.itemsize() >= sb.itemsize() { sa } else { sb })
+            Ok(if sa.itemsize() >= sb.itemsize() {
+                sa
+            } else {
+                sb
+            })
         }
     }
 }
@@ -142,7 +146,13 @@ pub fn output_layout(shape: &[usize], inputs: &[&Layout]) -> Result<Layout> {
     let key = |d: usize| -> SmallVec<[usize; 4]> {
         inputs
             .iter()
-            .map(|l| if shape[d] <= 1 { 0 } else { l.strides()[d].unsigned_abs() })
+            .map(|l| {
+                if shape[d] <= 1 {
+                    0
+                } else {
+                    l.strides()[d].unsigned_abs()
+                }
+            })
             .collect()
     };
     // Stable insertion sort, slowest first; ties keep the logical order.
@@ -175,6 +185,25 @@ pub fn output_layout(shape: &[usize], inputs: &[&Layout]) -> Result<Layout> {
     }
     let shape: Shape = shape.into();
     Layout::new_op("empty_like", &shape, &strides, 0)
+}
+
+/// A fresh zeroed output of `shape` and `dtype` whose dim order follows `inputs` (given
+/// broadcast to `shape` or not; they are expanded here).
+pub fn empty_for(shape: &[usize], dtype: DType, inputs: &[&Tensor]) -> Result<Tensor> {
+    let target: Vec<i64> = shape.iter().map(|&n| n as i64).collect();
+    let mut views = Vec::with_capacity(inputs.len());
+    for t in inputs {
+        if t.ndim() > 0 {
+            views.push(t.layout().expand(&target)?);
+        }
+    }
+    let refs: Vec<&Layout> = views.iter().collect();
+    let layout = output_layout(shape, &refs)?;
+    let numel = crate::layout::checked_numel("empty_like", shape)?;
+    let nbytes = numel
+        .checked_mul(dtype.itemsize())
+        .ok_or_else(|| Error::overflow("empty_like", format!("{numel} elements of {dtype}")))?;
+    Tensor::from_parts(crate::Storage::zeroed(nbytes)?, layout, dtype)
 }
 
 /// `src` itself when reading it while writing `dst` is safe (different memory, or the
@@ -211,8 +240,14 @@ mod tests {
         let (i32v, f16v, boolv) = (t(I32, &[2]), t(F16, &[2]), t(Bool, &[2]));
         let f64_0d = t(F64, &[]);
         assert_eq!(result_type(&[(&i32v).into(), 1.5.into()]).unwrap(), F32);
-        assert_eq!(result_type(&[(&i32v).into(), (&f64_0d).into()]).unwrap(), F64);
-        assert_eq!(result_type(&[(&f16v).into(), (&f64_0d).into()]).unwrap(), F16);
+        assert_eq!(
+            result_type(&[(&i32v).into(), (&f64_0d).into()]).unwrap(),
+            F64
+        );
+        assert_eq!(
+            result_type(&[(&f16v).into(), (&f64_0d).into()]).unwrap(),
+            F16
+        );
         assert_eq!(result_type(&[(&i32v).into(), 1.into()]).unwrap(), I32);
         assert_eq!(result_type(&[(&boolv).into(), 1.into()]).unwrap(), I64);
         assert_eq!(result_type(&[(&boolv).into(), true.into()]).unwrap(), Bool);
@@ -223,11 +258,20 @@ mod tests {
 
     #[test]
     fn output_follows_input_order() {
-        let p = Layout::contiguous(&[4, 3, 2]).unwrap().permute(&[2, 0, 1]).unwrap();
+        let p = Layout::contiguous(&[4, 3, 2])
+            .unwrap()
+            .permute(&[2, 0, 1])
+            .unwrap();
         let c = Layout::contiguous(&[2, 4, 3]).unwrap();
         let out = output_layout(&[2, 4, 3], &[&p, &c]).unwrap();
         assert_eq!(out.strides(), p.strides());
-        let b = Layout::contiguous(&[3]).unwrap().expand(&[2, 4, 3]).unwrap();
-        assert_eq!(output_layout(&[2, 4, 3], &[&b]).unwrap().strides(), c.strides());
+        let b = Layout::contiguous(&[3])
+            .unwrap()
+            .expand(&[2, 4, 3])
+            .unwrap();
+        assert_eq!(
+            output_layout(&[2, 4, 3], &[&b]).unwrap().strides(),
+            c.strides()
+        );
     }
 }

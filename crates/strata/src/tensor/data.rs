@@ -136,7 +136,11 @@ impl Tensor {
         self.storage.bump_version();
         let lp = Loop::new(
             self.shape(),
-            [(self.layout(), self.dtype.itemsize(), self.storage.data_ptr())],
+            [(
+                self.layout(),
+                self.dtype.itemsize(),
+                self.storage.data_ptr(),
+            )],
         );
         with_dtype!(self.dtype, T => {
             let v = value.to::<T>();

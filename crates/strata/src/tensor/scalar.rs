@@ -4,7 +4,6 @@ use std::fmt;
 
 use crate::dtype::{DType, DTypeKind, Element};
 
-
 /// A number without a dtype of its own (a Python `bool`, `int` or `float`). It converts
 /// to any element type with the cast rules of [`Element::cast`].
 #[derive(Debug, Clone, Copy, PartialEq)]

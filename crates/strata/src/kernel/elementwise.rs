@@ -1,0 +1,279 @@
+//! Typed elementwise maps on the engine: `out[i] = f(a[i])`, `f(a[i], b[i])`,
+//! `f(a[i], b[i], c[i])`, with inputs broadcast to `out`'s shape.
+//!
+//! These are the one mechanism every elementwise op goes through. The op layer picks the
+//! dtypes (promotion), converts inputs whose dtype differs from the kernel's, allocates
+//! or checks the output, and passes a plain Rust closure; this module handles overlap,
+//! borrows, the version counter, the loop plan and the inner loops (a contiguous and a
+//! stride-0 fast path the compiler vectorises, then the general strided one).
+
+use super::engine::Loop;
+use super::plan::stage_if_overlapping;
+use crate::dtype::Element;
+use crate::error::{list, Error, Result};
+use crate::layout::Layout;
+use crate::storage::borrow;
+use crate::tensor::Tensor;
+
+/// Checks dtypes and shapes, stages overlapping inputs and returns the broadcast input
+/// layouts plus the (possibly staged) input tensors.
+fn prepare<const M: usize>(
+    op: &'static str,
+    out: &Tensor,
+    out_dtype: crate::DType,
+    inputs: [(&Tensor, crate::DType); M],
+) -> Result<([Tensor; M], [Layout; M])> {
+    if out.dtype() != out_dtype {
+        return Err(Error::dtype(
+            op,
+            format!(
+                "expected an output of dtype {out_dtype}, got {}",
+                out.dtype()
+            ),
+        ));
+    }
+    for (t, dt) in &inputs {
+        if t.dtype() != *dt {
+            return Err(Error::dtype(
+                op,
+                format!("expected an input of dtype {dt}, got {}", t.dtype()),
+            ));
+        }
+    }
+    out.check_write(op)?;
+    let target: Vec<i64> = out.shape().iter().map(|&n| n as i64).collect();
+    let mut staged: Vec<Tensor> = Vec::with_capacity(M);
+    let mut layouts: Vec<Layout> = Vec::with_capacity(M);
+    for (t, _) in &inputs {
+        let s = stage_if_overlapping(out, t)?;
+        let l = s.layout().expand(&target).map_err(|_| {
+            Error::shape(
+                op,
+                format!(
+                    "output with shape {} doesn't match the broadcast shape of an input of shape {}",
+                    list(out.shape()),
+                    list(t.shape())
+                ),
+            )
+        })?;
+        staged.push(s);
+        layouts.push(l);
+    }
+    let staged: [Tensor; M] = staged
+        .try_into()
+        .map_err(|_| Error::shape(op, "input count"))?;
+    let layouts: [Layout; M] = layouts
+        .try_into()
+        .map_err(|_| Error::shape(op, "input count"))?;
+    Ok((staged, layouts))
+}
+
+/// `out[i] = f(a[i])`, with `a` broadcast to `out`'s shape.
+pub(crate) fn unary_into<A, O, F>(op: &'static str, out: &Tensor, a: &Tensor, f: F) -> Result<()>
+where
+    A: Element,
+    O: Element,
+    F: Fn(A) -> O + Sync,
+{
+    let ([a], [la]) = prepare(op, out, O::DTYPE, [(a, A::DTYPE)])?;
+    let _g = borrow::acquire(op, &[(out.storage(), true), (a.storage(), false)])?;
+    out.storage().bump_version();
+    let lp = Loop::new(
+        out.shape(),
+        [
+            (out.layout(), size_of::<O>(), out.storage().data_ptr()),
+            (&la, size_of::<A>(), a.storage().data_ptr()),
+        ],
+    );
+    let (so, sa) = (size_of::<O>() as isize, size_of::<A>() as isize);
+    // SAFETY: the loop's pointers come from layouts inside their storages (L4), borrowed
+    // above (exclusive for `out`, shared for `a`); `out` does not overlap itself
+    // (`check_write`) and `a` is disjoint from it, identical, or staged (`prepare`); the
+    // inner loop touches exactly `n` elements at the loop's strides.
+    unsafe {
+        lp.run(true, |p, s, n| {
+            let (o, x) = (p[0], p[1] as *const u8);
+            if s[0] == so && s[1] == sa {
+                for k in 0..n as isize {
+                    f(A::load(x.offset(k * sa))).store(o.offset(k * so));
+                }
+            } else if s[1] == 0 {
+                let v = f(A::load(x));
+                for k in 0..n as isize {
+                    v.store(o.offset(k * s[0]));
+                }
+            } else {
+                for k in 0..n as isize {
+                    f(A::load(x.offset(k * s[1]))).store(o.offset(k * s[0]));
+                }
+            }
+        })
+    };
+    Ok(())
+}
+
+/// `out[i] = f(a[i], b[i])`, with `a` and `b` broadcast to `out`'s shape.
+pub(crate) fn binary_into<A, B, O, F>(
+    op: &'static str,
+    out: &Tensor,
+    a: &Tensor,
+    b: &Tensor,
+    f: F,
+) -> Result<()>
+where
+    A: Element,
+    B: Element,
+    O: Element,
+    F: Fn(A, B) -> O + Sync,
+{
+    let ([a, b], [la, lb]) = prepare(op, out, O::DTYPE, [(a, A::DTYPE), (b, B::DTYPE)])?;
+    let _g = borrow::acquire(
+        op,
+        &[
+            (out.storage(), true),
+            (a.storage(), false),
+            (b.storage(), false),
+        ],
+    )?;
+    out.storage().bump_version();
+    let lp = Loop::new(
+        out.shape(),
+        [
+            (out.layout(), size_of::<O>(), out.storage().data_ptr()),
+            (&la, size_of::<A>(), a.storage().data_ptr()),
+            (&lb, size_of::<B>(), b.storage().data_ptr()),
+        ],
+    );
+    let (so, sa, sb) = (
+        size_of::<O>() as isize,
+        size_of::<A>() as isize,
+        size_of::<B>() as isize,
+    );
+    // SAFETY: as in `unary_into`, for two inputs.
+    unsafe {
+        lp.run(true, |p, s, n| {
+            let (o, x, y) = (p[0], p[1] as *const u8, p[2] as *const u8);
+            if s[0] == so && s[1] == sa && s[2] == sb {
+                for k in 0..n as isize {
+                    f(A::load(x.offset(k * sa)), B::load(y.offset(k * sb))).store(o.offset(k * so));
+                }
+            } else if s[0] == so && s[1] == sa && s[2] == 0 {
+                let v = B::load(y);
+                for k in 0..n as isize {
+                    f(A::load(x.offset(k * sa)), v).store(o.offset(k * so));
+                }
+            } else if s[0] == so && s[1] == 0 && s[2] == sb {
+                let u = A::load(x);
+                for k in 0..n as isize {
+                    f(u, B::load(y.offset(k * sb))).store(o.offset(k * so));
+                }
+            } else {
+                for k in 0..n as isize {
+                    f(A::load(x.offset(k * s[1])), B::load(y.offset(k * s[2])))
+                        .store(o.offset(k * s[0]));
+                }
+            }
+        })
+    };
+    Ok(())
+}
+
+/// `out[i] = f(a[i], b[i], c[i])`, with the inputs broadcast to `out`'s shape.
+pub(crate) fn ternary_into<A, B, C, O, F>(
+    op: &'static str,
+    out: &Tensor,
+    a: &Tensor,
+    b: &Tensor,
+    c: &Tensor,
+    f: F,
+) -> Result<()>
+where
+    A: Element,
+    B: Element,
+    C: Element,
+    O: Element,
+    F: Fn(A, B, C) -> O + Sync,
+{
+    let ([a, b, c], [la, lb, lc]) = prepare(
+        op,
+        out,
+        O::DTYPE,
+        [(a, A::DTYPE), (b, B::DTYPE), (c, C::DTYPE)],
+    )?;
+    let _g = borrow::acquire(
+        op,
+        &[
+            (out.storage(), true),
+            (a.storage(), false),
+            (b.storage(), false),
+            (c.storage(), false),
+        ],
+    )?;
+    out.storage().bump_version();
+    let lp = Loop::new(
+        out.shape(),
+        [
+            (out.layout(), size_of::<O>(), out.storage().data_ptr()),
+            (&la, size_of::<A>(), a.storage().data_ptr()),
+            (&lb, size_of::<B>(), b.storage().data_ptr()),
+            (&lc, size_of::<C>(), c.storage().data_ptr()),
+        ],
+    );
+    // SAFETY: as in `unary_into`, for three inputs.
+    unsafe {
+        lp.run(true, |p, s, n| {
+            let (o, x, y, z) = (
+                p[0],
+                p[1] as *const u8,
+                p[2] as *const u8,
+                p[3] as *const u8,
+            );
+            for k in 0..n as isize {
+                f(
+                    A::load(x.offset(k * s[1])),
+                    B::load(y.offset(k * s[2])),
+                    C::load(z.offset(k * s[3])),
+                )
+                .store(o.offset(k * s[0]));
+            }
+        })
+    };
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DType;
+
+    #[test]
+    fn maps_over_any_layout() {
+        let a = Tensor::arange(0, 12, 1, DType::F32)
+            .unwrap()
+            .view(&[3, 4])
+            .unwrap();
+        let b = Tensor::arange(0, 4, 1, DType::F32).unwrap();
+        let out = Tensor::zeros(&[4, 3], DType::F32).unwrap();
+        binary_into(
+            "add",
+            &out,
+            &a.t().unwrap(),
+            &b.view(&[4, 1]).unwrap(),
+            |x: f32, y: f32| x + y,
+        )
+        .unwrap();
+        let want: Vec<f32> = (0..4)
+            .flat_map(|i| (0..3).map(move |j| (j * 4 + i) as f32 + i as f32))
+            .collect();
+        assert_eq!(out.to_vec::<f32>().unwrap(), want);
+        // In place on a flipped view of itself: staged, so no corruption.
+        let x = Tensor::arange(0, 6, 1, DType::I64).unwrap();
+        binary_into("add", &x, &x, &x.flip(&[0]).unwrap(), |p: i64, q: i64| {
+            p * 10 + q
+        })
+        .unwrap();
+        assert_eq!(x.to_vec::<i64>().unwrap(), vec![5, 14, 23, 32, 41, 50]);
+        let e = unary_into("neg", &x.expand(&[2, 6]).unwrap(), &x, |v: i64| -v).unwrap_err();
+        assert!(e.to_string().contains("more than one element"), "{e}");
+    }
+}
