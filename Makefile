@@ -1,26 +1,52 @@
 # strata — `make test` installs what it needs and runs every suite; `make bench` measures.
 SHELL := /bin/bash
 CARGO ?= cargo
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: all test test-rust lint tour bench fmt
+.PHONY: all test test-rust test-python lint tour bench bench-rust fmt develop develop-release
 
 all: test
 
-test: lint test-rust
-
-test-rust:
-	$(CARGO) test --workspace --all-targets
-	$(CARGO) test --workspace --doc
+test: lint test-rust test-python
 
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
+# The Python extension crate is a cdylib for CPython; its tests are the pytest suites.
+test-rust:
+	$(CARGO) test -p strata --all-targets
+	$(CARGO) test -p strata --doc
+
+# A virtualenv with the build and test tools (re-made when pyproject.toml changes).
+$(VENV)/.ready: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --quiet --upgrade pip
+	$(VPY) -m pip install --quiet "maturin>=1.5,<2" "numpy>=1.26" "pytest>=7" "hypothesis>=6"
+	touch $@
+
+# Tests use a debug build: it shares the compiled core with `cargo test` and builds fast.
+develop: $(VENV)/.ready
+	$(VENV)/bin/maturin develop --quiet
+
+develop-release: $(VENV)/.ready
+	$(VENV)/bin/maturin develop --release --quiet
+
+test-python: develop
+	$(VPY) -m pytest python/tests -q
+
 tour:
 	$(CARGO) run --release --example tour
 
-bench:
+bench: bench-rust
+
+bench-rust:
+	$(CARGO) bench -p strata --bench engine
 	$(CARGO) bench -p strata --bench core
+
 
 fmt:
 	$(CARGO) fmt --all

@@ -2,10 +2,18 @@
 //!
 //! [`engine`] plans and runs `N`-operand loops; the op modules supply typed inner kernels.
 
+pub(crate) mod binary;
 pub(crate) mod copy;
 pub(crate) mod elementwise;
 pub(crate) mod engine;
+pub(crate) mod ewise;
+mod gather;
+mod math;
+mod matmul;
 pub mod plan;
+pub(crate) mod reduce;
+mod ternary;
+mod unary;
 mod walk;
 
 pub(crate) use walk::walk;

@@ -216,10 +216,10 @@ impl Layout {
     ///
     /// # Errors
     /// An index error naming the dim when an index is out of range or the count is wrong.
-    pub fn index_of(&self, index: &[usize]) -> Result<usize> {
+    pub fn index_of(&self, op: &'static str, index: &[usize]) -> Result<usize> {
         if index.len() != self.ndim() {
             return Err(Error::index(
-                "get",
+                op,
                 format!(
                     "expected {} indices for a tensor of shape {}, got {}",
                     self.ndim(),
@@ -236,7 +236,7 @@ impl Layout {
         {
             if i >= n {
                 return Err(Error::IndexOutOfRange {
-                    op: "get",
+                    op,
                     index: i as i64,
                     dim: d,
                     shape: self.shape.to_vec(),
@@ -372,8 +372,8 @@ mod tests {
     fn index_range_and_checks() {
         let x = l(&[3, 4], &[-4, 1], 8);
         assert_eq!(x.index_range(), Some((0, 11)));
-        assert_eq!(x.index_of(&[2, 3]).unwrap(), 3);
-        assert!(x.index_of(&[3, 0]).is_err());
+        assert_eq!(x.index_of("get", &[2, 3]).unwrap(), 3);
+        assert!(x.index_of("get", &[3, 0]).is_err());
         assert_eq!(l(&[0, 4], &[-4, 1], 0).index_range(), None);
         let e = Layout::new(&[3], &[-1], 1).unwrap_err();
         assert!(e.to_string().contains("before the start"), "{e}");

@@ -23,11 +23,11 @@ impl Layout {
     /// one |stride| is a small multiple of a smaller one or the elements outnumber the
     /// storage range they span (pigeonhole). `Maybe` only remains for the rest.
     pub fn internal_overlap(&self) -> Overlap {
+        if self.numel() == 0 {
+            return Overlap::No;
+        }
         let mut dims: SmallVec<[(usize, usize); 6]> = SmallVec::new();
         for (n, s) in self.dims() {
-            if n == 0 {
-                return Overlap::No;
-            }
             if n == 1 {
                 continue;
             }

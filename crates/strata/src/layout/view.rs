@@ -144,6 +144,16 @@ pub fn adjust_slice(start: Option<i64>, stop: Option<i64>, step: i64, len: usize
 }
 
 impl Layout {
+    /// `offset + delta`. For a view with elements the result is non-negative (L3); an
+    /// empty view touches nothing, so a move before the storage start is dropped instead
+    /// of wrapping.
+    fn shifted(&self, delta: isize) -> usize {
+        match (self.offset as isize).checked_add(delta) {
+            Some(o) if o >= 0 => o as usize,
+            _ => self.offset,
+        }
+    }
+
     fn with(&self, shape: Shape, strides: Strides, offset: usize) -> Layout {
         Layout::from_parts_unchecked(shape, strides, offset)
     }
@@ -266,6 +276,9 @@ impl Layout {
         };
         let s = wrap_all(src, "source")?;
         let d = wrap_all(dst, "destination")?;
+        if n == 0 {
+            return Ok(self.clone());
+        }
         let mut order: SmallVec<[Option<usize>; 6]> = SmallVec::from_elem(None, n);
         for (&si, &di) in s.iter().zip(&d) {
             order[di] = Some(si);
@@ -332,7 +345,7 @@ impl Layout {
             });
         }
         let i = if index < 0 { index + size } else { index };
-        let offset = (self.offset as isize + i as isize * self.strides[d]) as usize;
+        let offset = self.shifted(i as isize * self.strides[d]);
         let mut shape = self.shape.clone();
         let mut strides = self.strides.clone();
         shape.remove(d);
@@ -373,14 +386,11 @@ impl Layout {
         } else {
             stride.saturating_mul(step as isize)
         };
-        if count > 0 {
-            out.offset = (self.offset as isize + first as isize * stride) as usize;
-        } else if let Some(o) = (self.offset as isize)
-            .checked_add((first.clamp(0, self.shape[d] as i64) as isize).saturating_mul(stride))
-            .filter(|&o| o >= 0)
-        {
-            out.offset = o as usize;
-        }
+        out.offset = if count > 0 {
+            self.shifted(first as isize * stride)
+        } else {
+            self.shifted((first.clamp(0, self.shape[d] as i64) as isize).saturating_mul(stride))
+        };
         Ok(out)
     }
 
@@ -401,7 +411,7 @@ impl Layout {
             }
             let (n, s) = (self.shape[k], self.strides[k]);
             if n > 0 {
-                out.offset = (out.offset as isize + (n as isize - 1) * s) as usize;
+                out.offset = out.shifted((n as isize - 1) * s);
             }
             out.strides[k] = -s;
         }
@@ -485,8 +495,16 @@ impl Layout {
                 }
             }
             Some(ds) => {
+                let mut seen: SmallVec<[usize; 6]> = SmallVec::new();
                 for &d in ds {
                     let k = wrap_dim("squeeze", d, self.ndim())?;
+                    if seen.contains(&k) {
+                        return Err(Error::shape(
+                            "squeeze",
+                            format!("dim {k} appears multiple times in the list of dims"),
+                        ));
+                    }
+                    seen.push(k);
                     if self.ndim() > 0 && self.shape[k] == 1 {
                         drop[k] = true;
                     }
@@ -577,7 +595,7 @@ impl Layout {
             } else {
                 -offset as isize * self.strides[a]
             };
-            new_offset = (self.offset as isize + shift) as usize;
+            new_offset = self.shifted(shift);
         }
         let mut shape = Shape::new();
         let mut strides = Strides::new();

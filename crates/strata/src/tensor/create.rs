@@ -193,7 +193,7 @@ impl Tensor {
         let base = t.storage.data_ptr();
         with_dtype!(dtype, T => {
             for i in 0..steps {
-                let v = if i < half {
+                let v = if i < half || steps == 1 {
                     start + step * i as f64
                 } else {
                     end - step * (steps - 1 - i) as f64

@@ -83,7 +83,7 @@ impl Tensor {
     /// The element at `index` (one entry per dim).
     pub fn get<T: Element>(&self, index: &[usize]) -> Result<T> {
         self.expect_dtype::<T>("get")?;
-        let i = self.layout.index_of(index)?;
+        let i = self.layout.index_of("get", index)?;
         let _g = borrow::acquire("get", &[(&self.storage, false)])?;
         // SAFETY: `index_of` checked every index, so `i` is inside the storage (L4); the
         // shared borrow excludes writers (S4).
@@ -112,7 +112,7 @@ impl Tensor {
     /// Writes `value` (cast to the dtype) at `index`.
     pub fn set(&self, index: &[usize], value: impl Into<Scalar>) -> Result<()> {
         let value = value.into();
-        let i = self.layout.index_of(index)?;
+        let i = self.layout.index_of("set", index)?;
         self.storage.check_writable("set")?;
         let _g = borrow::acquire("set", &[(&self.storage, true)])?;
         self.storage.bump_version();

@@ -196,7 +196,12 @@ impl Tensor {
             let dims: Vec<String> = self.shape().iter().map(|n| n.to_string()).collect();
             let _ = write!(suffix, ", size=({})", dims.join(", "));
         }
-        if !matches!(self.dtype, DType::F32 | DType::I64 | DType::Bool) {
+        let default = if self.numel() == 0 {
+            self.dtype == DType::F32
+        } else {
+            matches!(self.dtype, DType::F32 | DType::I64 | DType::Bool)
+        };
+        if !default {
             let _ = write!(suffix, ", dtype={dtype_prefix}{}", self.dtype);
         }
         Ok(format!("{prefix}{body}{suffix})"))
@@ -232,7 +237,10 @@ impl Tensor {
             .strides()
             .iter()
             .enumerate()
-            .map(|(k, st)| format!("{st}·i{k}"))
+            .map(|(k, st)| {
+                let sign = if *st < 0 { '-' } else { '+' };
+                format!(" {sign} {}·i{k}", st.unsigned_abs())
+            })
             .collect();
         let idx: Vec<String> = (0..l.ndim()).map(|k| format!("i{k}")).collect();
         let _ = writeln!(
@@ -240,7 +248,7 @@ impl Tensor {
             "address  element [{}] is storage[{}{}]",
             idx.join(", "),
             l.offset(),
-            terms.iter().map(|t| format!(" + {t}")).collect::<String>()
+            terms.concat()
         );
         let _ = writeln!(
             s,
@@ -294,14 +302,14 @@ impl Tensor {
         let _ = writeln!(s, "  index {}{}{}", more(from > 0), r_idx, more(to < elems));
         let _ = writeln!(s, "  value {}{}{}", more(from > 0), r_val, more(to < elems));
         let _ = writeln!(s, "  view  {}{}", more(from > 0), r_mark.trim_end());
-        if self.numel() <= 64 {
+        if self.numel() > 0 && self.numel() <= 64 {
             let mut positions = Vec::with_capacity(self.numel());
             walk(l.shape(), [l.strides()], [l.offset()], |[i]| {
                 positions.push(i as i64)
             });
             let idx_t = Tensor::from_vec(positions, l.shape())?;
             let grid = idx_t.format_values("", "")?;
-            let grid = grid.trim_end_matches(')');
+            let grid = grid.strip_suffix(')').unwrap_or(&grid);
             let _ = writeln!(s, "storage index of each view element:");
             for line in grid.lines() {
                 let _ = writeln!(s, "  {line}");

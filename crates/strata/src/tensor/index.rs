@@ -176,12 +176,10 @@ impl Layout {
                 TensorIndex::Int(i) => {
                     let n = out.shape()[dim] as i64;
                     if i < -n || i >= n {
-                        return Err(Error::IndexOutOfRange {
-                            op: "index",
-                            index: i,
-                            dim,
-                            shape: out.shape().to_vec(),
-                        });
+                        return Err(Error::index(
+                            "index",
+                            format!("index {i} is out of bounds for dimension {dim} with size {n}"),
+                        ));
                     }
                     out = out.select(dim as i64, i)?;
                 }

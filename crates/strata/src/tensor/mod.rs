@@ -4,6 +4,7 @@ mod create;
 mod data;
 mod display;
 mod index;
+mod ops;
 mod scalar;
 mod views;
 
@@ -18,6 +19,10 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::storage::{Device, Storage};
+
+/// The most dims a tensor may have (NumPy's limit), so recursive walks over the dims
+/// (printing, nested lists) stay shallow.
+pub const MAX_NDIM: usize = 64;
 
 /// A strided view of a storage: dtype, shape, signed strides and offset (in elements).
 ///
@@ -70,6 +75,15 @@ impl Tensor {
     }
 
     fn checked(op: &'static str, storage: Storage, layout: Layout, dtype: DType) -> Result<Tensor> {
+        if layout.ndim() > MAX_NDIM {
+            return Err(Error::shape(
+                op,
+                format!(
+                    "tensors have at most {MAX_NDIM} dims, got {}",
+                    layout.ndim()
+                ),
+            ));
+        }
         let elems = storage.nbytes() / dtype.itemsize();
         if let Some((_, hi)) = layout.index_range() {
             if hi >= elems {
@@ -138,8 +152,14 @@ impl Tensor {
 
     /// Size of dim `d` (negative counts from the end).
     pub fn size(&self, d: i64) -> Result<usize> {
+        if self.ndim() == 0 {
+            return Err(Error::index(
+                "size",
+                format!("Dimension specified as {d} but tensor has no dimensions"),
+            ));
+        }
         let k = crate::layout::wrap_dim("size", d, self.ndim())?;
-        Ok(self.shape().get(k).copied().unwrap_or(1))
+        Ok(self.shape()[k])
     }
 
     /// The storage this tensor views.

@@ -122,7 +122,16 @@ impl Tensor {
 
     /// Broadcasts to `shape`.
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
-        let sizes: Vec<i64> = shape.iter().map(|&n| n as i64).collect();
+        let sizes = shape
+            .iter()
+            .map(|&n| i64::try_from(n))
+            .collect::<std::result::Result<Vec<i64>, _>>()
+            .map_err(|_| {
+                Error::overflow(
+                    "broadcast_to",
+                    format!("size {}", crate::error::list(shape)),
+                )
+            })?;
         self.expand(&sizes)
     }
 

@@ -1,0 +1,343 @@
+//! Zero-copy exchange with NumPy and anything else speaking the buffer protocol.
+//!
+//! Note [Buffer ownership]: an exported buffer holds a strong reference to the exporting
+//! `Tensor` object (`view.obj`) and, in `view.internal`, the shape/strides arrays plus an
+//! export pin on the storage, so the bytes outlive every consumer and cannot be swapped
+//! (moved to shared memory) under it. An imported buffer becomes a foreign-owner storage
+//! whose owner is the `Py_buffer` itself; dropping the last view releases it (taking the
+//! GIL, and skipping the release once the interpreter has finalised).
+//!
+//! Note [Shared writes]: memory shared with NumPy can be written by NumPy while a strata
+//! kernel runs on another thread; the per-storage borrow only orders strata's own
+//! accesses. This is the same contract as `torch.from_numpy`.
+
+use std::ffi::{c_int, CString};
+use std::ptr::NonNull;
+
+use pyo3::exceptions::PyBufferError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+use strata::{DType, ErrorKind, Layout, Storage, Tensor};
+
+use crate::errors::{err, IntoPy};
+use crate::tensor::PyTensor;
+
+/// The PEP 3118 format character of a dtype (`None` for bfloat16, which has none).
+fn format_of(dt: DType) -> Option<&'static str> {
+    Some(match dt {
+        DType::Bool => "?",
+        DType::U8 => "B",
+        DType::I8 => "b",
+        DType::I16 => "h",
+        DType::U16 => "H",
+        DType::I32 => "i",
+        DType::U32 => "I",
+        DType::I64 => "q",
+        DType::U64 => "Q",
+        DType::F16 => "e",
+        DType::F32 => "f",
+        DType::F64 => "d",
+        DType::BF16 => return None,
+    })
+}
+
+/// The `__array_interface__` type string of a dtype.
+fn typestr_of(dt: DType) -> Option<String> {
+    let (kind, size) = match dt {
+        DType::Bool => ('b', 1),
+        DType::U8 | DType::U16 | DType::U32 | DType::U64 => ('u', dt.itemsize()),
+        DType::I8 | DType::I16 | DType::I32 | DType::I64 => ('i', dt.itemsize()),
+        DType::F16 | DType::F32 | DType::F64 => ('f', dt.itemsize()),
+        DType::BF16 => return None,
+    };
+    let order = if size == 1 { '|' } else { '<' };
+    Some(format!("{order}{kind}{size}"))
+}
+
+fn bf16_error(op: &'static str) -> PyErr {
+    err(
+        ErrorKind::DType,
+        op,
+        "bfloat16 has no NumPy or buffer-protocol equivalent; exchange it through DLPack (np.from_dlpack / strata.from_dlpack) or convert with .float()",
+    )
+}
+
+/// What an exported `Py_buffer` keeps in `internal`.
+struct Export {
+    shape: Vec<ffi::Py_ssize_t>,
+    strides: Vec<ffi::Py_ssize_t>,
+    format: CString,
+    _pin: strata::storage::ExportPin,
+}
+
+/// Fills `view` for `tensor` (see Note [Buffer ownership]).
+///
+/// # Safety
+/// `view` must be a valid `Py_buffer` to fill, as passed to `bf_getbuffer`.
+pub unsafe fn get_buffer(
+    slf: &Bound<'_, PyTensor>,
+    view: *mut ffi::Py_buffer,
+    flags: c_int,
+) -> PyResult<()> {
+    if view.is_null() {
+        return Err(PyBufferError::new_err("NULL view in getbuffer"));
+    }
+    let t = &slf.get().inner;
+    let fmt = format_of(t.dtype()).ok_or_else(|| {
+        PyBufferError::new_err(
+            "bfloat16 tensors cannot be exported through the buffer protocol; use DLPack (np.from_dlpack) instead",
+        )
+    })?;
+    let read_only = t.is_read_only();
+    if flags & ffi::PyBUF_WRITABLE == ffi::PyBUF_WRITABLE && read_only {
+        return Err(PyBufferError::new_err("the tensor is read-only"));
+    }
+    let c_contig = t.is_contiguous();
+    if flags & ffi::PyBUF_STRIDES != ffi::PyBUF_STRIDES && !c_contig {
+        return Err(PyBufferError::new_err(
+            "the tensor is not C-contiguous and the consumer did not ask for strides",
+        ));
+    }
+    if flags & ffi::PyBUF_C_CONTIGUOUS == ffi::PyBUF_C_CONTIGUOUS && !c_contig {
+        return Err(PyBufferError::new_err("the tensor is not C-contiguous"));
+    }
+    if flags & ffi::PyBUF_F_CONTIGUOUS == ffi::PyBUF_F_CONTIGUOUS && !t.is_f_contiguous() {
+        return Err(PyBufferError::new_err(
+            "the tensor is not Fortran-contiguous",
+        ));
+    }
+    if flags & ffi::PyBUF_ANY_CONTIGUOUS == ffi::PyBUF_ANY_CONTIGUOUS
+        && !(c_contig || t.is_f_contiguous())
+    {
+        return Err(PyBufferError::new_err("the tensor is not contiguous"));
+    }
+    let item = t.dtype().itemsize() as isize;
+    let export = Box::new(Export {
+        shape: t.shape().iter().map(|&n| n as ffi::Py_ssize_t).collect(),
+        strides: t.strides().iter().map(|&s| s * item).collect(),
+        format: CString::new(fmt).map_err(|_| PyBufferError::new_err("format"))?,
+        _pin: t.storage().pin_export(),
+    });
+    // SAFETY: `view` is a valid, writable Py_buffer (caller contract); the pointers stored
+    // in it point into `export`, which lives until `release_buffer` frees it, and into the
+    // storage, which `view.obj` (this tensor) keeps alive.
+    unsafe {
+        (*view).buf = t.data_ptr() as *mut std::ffi::c_void;
+        (*view).obj = slf.clone().into_any().into_ptr();
+        (*view).len = (t.numel() as isize * item) as ffi::Py_ssize_t;
+        (*view).itemsize = item as ffi::Py_ssize_t;
+        (*view).readonly = read_only as c_int;
+        (*view).ndim = t.ndim() as c_int;
+        (*view).format = if flags & ffi::PyBUF_FORMAT == ffi::PyBUF_FORMAT {
+            export.format.as_ptr() as *mut _
+        } else {
+            std::ptr::null_mut()
+        };
+        (*view).shape = if flags & ffi::PyBUF_ND == ffi::PyBUF_ND {
+            export.shape.as_ptr() as *mut _
+        } else {
+            std::ptr::null_mut()
+        };
+        (*view).strides = if flags & ffi::PyBUF_STRIDES == ffi::PyBUF_STRIDES {
+            export.strides.as_ptr() as *mut _
+        } else {
+            std::ptr::null_mut()
+        };
+        (*view).suboffsets = std::ptr::null_mut();
+        (*view).internal = Box::into_raw(export) as *mut std::ffi::c_void;
+    }
+    Ok(())
+}
+
+/// Frees what [`get_buffer`] put in `view.internal`.
+///
+/// # Safety
+/// `view` must be a buffer filled by [`get_buffer`] and not yet released.
+pub unsafe fn release_buffer(view: *mut ffi::Py_buffer) {
+    // SAFETY: `internal` was set by `get_buffer` from `Box::into_raw` and is released once.
+    unsafe {
+        let internal = (*view).internal;
+        if !internal.is_null() {
+            drop(Box::from_raw(internal as *mut Export));
+            (*view).internal = std::ptr::null_mut();
+        }
+    }
+}
+
+/// `__array_interface__` (version 3) of a tensor.
+pub fn array_interface<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyDict>> {
+    let typestr = typestr_of(t.dtype()).ok_or_else(|| bf16_error("__array_interface__"))?;
+    let d = PyDict::new(py);
+    d.set_item("shape", PyTuple::new(py, t.shape())?)?;
+    d.set_item("typestr", typestr)?;
+    d.set_item("data", (t.data_ptr(), t.is_read_only()))?;
+    let item = t.dtype().itemsize() as isize;
+    if t.is_contiguous() {
+        d.set_item("strides", py.None())?;
+    } else {
+        let s: Vec<isize> = t.strides().iter().map(|&s| s * item).collect();
+        d.set_item("strides", PyTuple::new(py, s)?)?;
+    }
+    d.set_item("version", 3)?;
+    Ok(d)
+}
+
+/// A `Py_buffer` we hold on behalf of a storage; released when the storage goes.
+struct HeldBuffer(Box<ffi::Py_buffer>);
+
+// SAFETY: the buffer is only touched again in `Drop`, which takes the GIL first; the
+// exporter keeps the memory valid until `PyBuffer_Release`.
+unsafe impl Send for HeldBuffer {}
+// SAFETY: as above; `&HeldBuffer` exposes nothing.
+unsafe impl Sync for HeldBuffer {}
+
+impl Drop for HeldBuffer {
+    fn drop(&mut self) {
+        // SAFETY: `Py_IsInitialized` may be called at any time.
+        if unsafe { ffi::Py_IsInitialized() } == 0 {
+            return; // the interpreter is gone: nothing left to release to
+        }
+        Python::attach(|_py| {
+            // SAFETY: the buffer was filled by a successful `PyObject_GetBuffer` and is
+            // released exactly once, here, with the GIL held.
+            unsafe { ffi::PyBuffer_Release(&mut *self.0) };
+        });
+    }
+}
+
+fn dtype_of_format(fmt: &str, itemsize: usize) -> PyResult<DType> {
+    let (order, code) = match fmt.chars().next() {
+        Some(c @ ('@' | '=' | '<' | '>' | '!')) => (c, &fmt[1..]),
+        _ => ('@', fmt),
+    };
+    if matches!(order, '>' | '!') && itemsize > 1 {
+        return Err(err(
+            ErrorKind::DType,
+            "from_numpy",
+            format!("non-native byte order ('{fmt}') is not supported; convert with arr.astype(arr.dtype.newbyteorder('='))"),
+        ));
+    }
+    let dt = match (code, itemsize) {
+        ("?", 1) => DType::Bool,
+        ("b", 1) => DType::I8,
+        ("B", 1) | ("c", 1) => DType::U8,
+        ("h", 2) => DType::I16,
+        ("H", 2) => DType::U16,
+        ("i" | "l" | "q" | "n", 4) => DType::I32,
+        ("I" | "L" | "Q" | "N", 4) => DType::U32,
+        ("i" | "l" | "q" | "n", 8) => DType::I64,
+        ("I" | "L" | "Q" | "N", 8) => DType::U64,
+        ("e", 2) => DType::F16,
+        ("f", 4) => DType::F32,
+        ("d", 8) => DType::F64,
+        ("O", _) => {
+            return Err(err(
+                ErrorKind::DType,
+                "from_numpy",
+                "object arrays are not supported (they hold Python references, not numbers)",
+            ))
+        }
+        _ => {
+            return Err(err(
+                ErrorKind::DType,
+                "from_numpy",
+                format!("unsupported buffer format '{fmt}' (itemsize {itemsize}): strata supports bool, (u)int8-64, float16/32/64"),
+            ))
+        }
+    };
+    Ok(dt)
+}
+
+/// Wraps any buffer-protocol object as a tensor without copying (negative strides
+/// included), keeping the exporter alive. Read-only buffers give read-only tensors.
+pub fn from_buffer(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    let mut view: Box<ffi::Py_buffer> = Box::new(
+        // SAFETY: Py_buffer is a plain C struct for which all-zero is a valid empty value.
+        unsafe { std::mem::zeroed() },
+    );
+    // SAFETY: `obj` is a live object and `view` a writable Py_buffer.
+    let rc = unsafe { ffi::PyObject_GetBuffer(obj.as_ptr(), &mut *view, ffi::PyBUF_RECORDS_RO) };
+    if rc != 0 {
+        return Err(PyErr::fetch(obj.py()));
+    }
+    let held = HeldBuffer(view);
+    let v = &*held.0;
+    let itemsize = v.itemsize as usize;
+    let fmt = if v.format.is_null() {
+        "B".to_string()
+    } else {
+        // SAFETY: a non-null format is a NUL-terminated string owned by the exporter.
+        unsafe { std::ffi::CStr::from_ptr(v.format) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    let dtype = dtype_of_format(&fmt, itemsize)?;
+    let nd = v.ndim as usize;
+    let (shape, bstrides): (Vec<usize>, Vec<isize>) = if nd == 0 {
+        (Vec::new(), Vec::new())
+    } else {
+        // SAFETY: with PyBUF_RECORDS_RO the exporter provides `ndim` shape and stride
+        // entries (strides may be NULL only for C-contiguous buffers).
+        let shape: Vec<usize> = unsafe { std::slice::from_raw_parts(v.shape, nd) }
+            .iter()
+            .map(|&n| n as usize)
+            .collect();
+        let strides = if v.strides.is_null() {
+            let c = strata::layout::contiguous_strides(&shape);
+            c.iter().map(|&s| s * itemsize as isize).collect()
+        } else {
+            // SAFETY: as above.
+            unsafe { std::slice::from_raw_parts(v.strides, nd) }.to_vec()
+        };
+        (shape, strides)
+    };
+    let mut strides = Vec::with_capacity(nd);
+    for &s in &bstrides {
+        if s % itemsize as isize != 0 {
+            return Err(err(
+                ErrorKind::Shape,
+                "from_numpy",
+                format!("strides {bstrides:?} (bytes) are not a multiple of the element size {itemsize}; strata strides count elements"),
+            ));
+        }
+        strides.push(s / itemsize as isize);
+    }
+    let numel: usize = shape.iter().product();
+    let buf = v.buf as *mut u8;
+    let (lo, hi) = if numel == 0 {
+        (0isize, 0isize)
+    } else {
+        let mut lo = 0isize;
+        let mut hi = 0isize;
+        for (&n, &s) in shape.iter().zip(&strides) {
+            let span = (n as isize - 1) * s;
+            if s < 0 {
+                lo += span;
+            } else {
+                hi += span;
+            }
+        }
+        (lo, hi + 1)
+    };
+    let nbytes = ((hi - lo) as usize) * itemsize;
+    let base = buf.wrapping_offset(lo * itemsize as isize);
+    let read_only = v.readonly != 0;
+    let base = NonNull::new(base).unwrap_or(NonNull::dangling());
+    // SAFETY: the exporter guarantees the bytes from the lowest to the highest element are
+    // valid (and writable unless read-only) while the buffer is held; `held` is the owner
+    // and releases the buffer only when the storage goes (Note [Buffer ownership]).
+    let storage = unsafe { Storage::from_foreign(base, nbytes, read_only, Box::new(held)) };
+    let layout = Layout::new(&shape, &strides, (-lo) as usize).py()?;
+    Tensor::from_parts(storage, layout, dtype).py()
+}
+
+/// `tensor.numpy()`: a NumPy array sharing memory (through the buffer protocol).
+pub fn to_numpy<'py>(slf: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyAny>> {
+    let t = &slf.get().inner;
+    if t.dtype() == DType::BF16 {
+        return Err(bf16_error("numpy"));
+    }
+    let np = slf.py().import("numpy")?;
+    np.call_method1("asarray", (slf,))
+}

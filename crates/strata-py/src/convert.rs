@@ -1,0 +1,248 @@
+//! Conversions between Python values and strata values: scalars, shapes, nested lists.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PySequence, PyTuple};
+use strata::{with_dtype, DType, Element, ErrorKind, Scalar, Tensor};
+
+use crate::errors::{err, IntoPy};
+
+/// A Python `bool`, `int` or `float` (or anything with `__index__` / `__float__`) as a
+/// scalar; `None` when `obj` is not a number.
+pub fn as_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
+    if obj.is_instance_of::<PyBool>() {
+        return Ok(Some(Scalar::Bool(obj.extract()?)));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return match obj.extract::<i64>() {
+            Ok(v) => Ok(Some(Scalar::Int(v))),
+            Err(_) => match obj.extract::<u64>() {
+                Ok(v) => Ok(Some(Scalar::Int(v as i64))),
+                Err(_) => Err(err(
+                    ErrorKind::Overflow,
+                    "tensor",
+                    format!("Python int too large to convert: {}", obj.repr()?),
+                )),
+            },
+        };
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        return Ok(Some(Scalar::Float(obj.extract()?)));
+    }
+    // NumPy scalars and other numbers.
+    if obj.hasattr("dtype")? && obj.hasattr("item")? && obj.getattr("shape")?.len()? == 0 {
+        return as_scalar(&obj.call_method0("item")?);
+    }
+    Ok(None)
+}
+
+/// Shape arguments given as `f(2, 3)` or `f((2, 3))` / `f([2, 3])`.
+pub fn shape_args(args: &Bound<'_, PyTuple>) -> PyResult<Vec<i64>> {
+    if args.len() == 1 {
+        let first = args.get_item(0)?;
+        if !first.is_instance_of::<PyInt>() {
+            return int_list(&first);
+        }
+    }
+    args.iter().map(|a| index_arg(&a)).collect()
+}
+
+/// An integer argument (anything with `__index__`).
+pub fn index_arg(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyFloat>() {
+        return Err(err(
+            ErrorKind::DType,
+            "shape",
+            format!("expected an integer, got {}", obj.repr()?),
+        ));
+    }
+    if !obj.hasattr("__index__")? {
+        return Err(err(
+            ErrorKind::DType,
+            "shape",
+            format!("expected an integer, got {}", obj.get_type().name()?),
+        ));
+    }
+    obj.call_method0("__index__")?.extract()
+}
+
+/// A sequence of integers (a tuple, list or 1-D integer tensor).
+pub fn int_list(obj: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
+    if obj.is_instance_of::<PyInt>() {
+        return Ok(vec![index_arg(obj)?]);
+    }
+    let seq = obj.cast::<PySequence>().map_err(|_| {
+        err(
+            ErrorKind::DType,
+            "shape",
+            format!(
+                "expected a sequence of integers, got {}",
+                obj.repr().map(|r| r.to_string()).unwrap_or_default()
+            ),
+        )
+    })?;
+    (0..seq.len()?)
+        .map(|i| index_arg(&seq.get_item(i)?))
+        .collect()
+}
+
+/// Non-negative sizes.
+pub fn sizes(op: &'static str, v: &[i64]) -> PyResult<Vec<usize>> {
+    v.iter()
+        .map(|&n| {
+            usize::try_from(n).map_err(|_| {
+                err(
+                    ErrorKind::Value,
+                    op,
+                    format!("negative dimension {n} in size {v:?}"),
+                )
+            })
+        })
+        .collect()
+}
+
+/// The values of nested Python sequences, flattened, with their shape.
+struct Nested {
+    shape: Vec<usize>,
+    values: Vec<Scalar>,
+}
+
+fn walk(obj: &Bound<'_, PyAny>, depth: usize, out: &mut Nested) -> PyResult<()> {
+    if depth > strata::tensor::MAX_NDIM {
+        return Err(err(
+            ErrorKind::Shape,
+            "tensor",
+            format!(
+                "nested sequences deeper than {} dims",
+                strata::tensor::MAX_NDIM
+            ),
+        ));
+    }
+    if let Some(s) = as_scalar(obj)? {
+        if depth != out.shape.len() {
+            return Err(err(
+                ErrorKind::Shape,
+                "tensor",
+                format!("expected a sequence at depth {depth}, got a number"),
+            ));
+        }
+        out.values.push(s);
+        return Ok(());
+    }
+    if obj.extract::<PyRef<'_, crate::tensor::PyTensor>>().is_ok() {
+        let t = obj.extract::<PyRef<'_, crate::tensor::PyTensor>>()?;
+        if t.inner.numel() == 1 && t.inner.ndim() == 0 {
+            out.values.push(t.inner.item().py()?);
+            return Ok(());
+        }
+        let list = crate::tensor::to_list(obj.py(), &t.inner)?;
+        return walk(&list.into_bound(obj.py()), depth, out);
+    }
+    let seq = obj.cast::<PySequence>().map_err(|_| {
+        err(
+            ErrorKind::DType,
+            "tensor",
+            format!(
+                "Could not infer dtype of {}",
+                obj.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ),
+        )
+    })?;
+    if obj.is_instance_of::<pyo3::types::PyString>() {
+        return Err(err(
+            ErrorKind::DType,
+            "tensor",
+            "Could not infer dtype of str",
+        ));
+    }
+    let n = seq.len()?;
+    if depth == out.shape.len() {
+        if !out.values.is_empty() {
+            return Err(err(
+                ErrorKind::Shape,
+                "tensor",
+                format!("expected a number at depth {depth}, got a sequence"),
+            ));
+        }
+        out.shape.push(n);
+    } else if out.shape[depth] != n {
+        return Err(err(
+            ErrorKind::Shape,
+            "tensor",
+            format!(
+                "expected sequence of length {} at dim {depth} (got {n})",
+                out.shape[depth]
+            ),
+        ));
+    }
+    for i in 0..n {
+        walk(&seq.get_item(i)?, depth + 1, out)?;
+    }
+    Ok(())
+}
+
+/// PyTorch's inference: float32 if any float, else int64 if any int, else bool.
+fn infer_dtype(values: &[Scalar]) -> DType {
+    if values.iter().any(|v| matches!(v, Scalar::Float(_))) {
+        DType::F32
+    } else if values.iter().any(|v| matches!(v, Scalar::Int(_))) {
+        DType::I64
+    } else if values.is_empty() {
+        DType::F32
+    } else {
+        DType::Bool
+    }
+}
+
+/// A tensor from a number or nested sequences (always a copy).
+pub fn from_nested(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Tensor> {
+    let mut n = Nested {
+        shape: Vec::new(),
+        values: Vec::new(),
+    };
+    walk(obj, 0, &mut n)?;
+    let dtype = dtype.unwrap_or_else(|| infer_dtype(&n.values));
+    with_dtype!(dtype, T => {
+        let v: Vec<T> = n.values.iter().map(|s| s.to::<T>()).collect();
+        Tensor::from_vec(v, &n.shape).py()
+    })
+}
+
+/// One element as a Python object.
+pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
+    Ok(match s {
+        Scalar::Bool(b) => PyBool::new(py, b).to_owned().into_any().unbind(),
+        Scalar::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+        Scalar::Float(f) => PyFloat::new(py, f).into_any().unbind(),
+    })
+}
+
+/// Reads the elements of a tensor as Python objects in row-major order.
+pub fn elements(py: Python<'_>, t: &Tensor) -> PyResult<Vec<Py<PyAny>>> {
+    with_dtype!(t.dtype(), T => {
+        let v: Vec<T> = t.to_vec::<T>().py()?;
+        v.into_iter().map(|x| element_to_py(py, x)).collect()
+    })
+}
+
+fn element_to_py<T: Element>(py: Python<'_>, x: T) -> PyResult<Py<PyAny>> {
+    if T::DTYPE == DType::U64 {
+        return Ok(x.to_u64().into_pyobject(py)?.into_any().unbind());
+    }
+    scalar_to_py(py, Scalar::from_element(x))
+}
+
+/// Builds nested lists of `shape` from flat row-major elements.
+pub fn nest(py: Python<'_>, shape: &[usize], flat: &[Py<PyAny>]) -> PyResult<Py<PyAny>> {
+    if shape.is_empty() {
+        return Ok(flat[0].clone_ref(py));
+    }
+    let inner: usize = shape[1..].iter().product();
+    let mut items = Vec::with_capacity(shape[0]);
+    for i in 0..shape[0] {
+        items.push(nest(py, &shape[1..], &flat[i * inner..(i + 1) * inner])?);
+    }
+    Ok(PyList::new(py, items)?.into_any().unbind())
+}

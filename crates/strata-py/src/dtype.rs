@@ -1,0 +1,94 @@
+//! `strata.dtype` objects (`strata.float32`, …).
+
+use pyo3::prelude::*;
+use pyo3::types::PyAny;
+use strata::{DType, ErrorKind};
+
+use crate::errors::err;
+
+/// A tensor element type.
+#[pyclass(name = "dtype", module = "strata", frozen, eq, hash, from_py_object)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PyDType(pub DType);
+
+#[pymethods]
+impl PyDType {
+    fn __repr__(&self) -> String {
+        format!("strata.{}", self.0.name())
+    }
+
+    /// The dtype's name (`"float32"`).
+    #[getter]
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    /// Bytes per element.
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.0.itemsize()
+    }
+
+    /// True for floating-point dtypes.
+    #[getter]
+    fn is_floating_point(&self) -> bool {
+        self.0.is_float()
+    }
+
+    /// True for signed dtypes (signed integers and floats).
+    #[getter]
+    fn is_signed(&self) -> bool {
+        matches!(
+            self.0.kind(),
+            strata::DTypeKind::Int | strata::DTypeKind::Float
+        )
+    }
+
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
+        let f = py.import("strata")?.getattr("_dtype_from_name")?;
+        Ok((f, (self.0.name().into(),)))
+    }
+}
+
+/// Reads a dtype argument: a `strata.dtype`, a name string, or a NumPy dtype/type (by
+/// its name).
+pub fn parse_dtype(obj: &Bound<'_, PyAny>) -> PyResult<DType> {
+    if let Ok(d) = obj.extract::<PyDType>() {
+        return Ok(d.0);
+    }
+    let name: String = if let Ok(s) = obj.extract::<String>() {
+        s
+    } else if let Ok(n) = obj.getattr("name").and_then(|n| n.extract::<String>()) {
+        n
+    } else if let Ok(n) = obj.getattr("__name__").and_then(|n| n.extract::<String>()) {
+        n
+    } else {
+        return Err(err(
+            ErrorKind::DType,
+            "dtype",
+            format!("expected a strata dtype, got {}", obj.repr()?),
+        ));
+    };
+    let name = match name.as_str() {
+        "bool_" => "bool",
+        "float" => "float64",
+        "int" => "int64",
+        other => other,
+    };
+    DType::from_name(name).ok_or_else(|| {
+        err(
+            ErrorKind::DType,
+            "dtype",
+            format!("unsupported dtype {name:?}"),
+        )
+    })
+}
+
+/// Reads an optional dtype argument.
+pub fn opt_dtype(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
+    match obj {
+        None => Ok(None),
+        Some(o) if o.is_none() => Ok(None),
+        Some(o) => parse_dtype(o).map(Some),
+    }
+}

@@ -1,0 +1,37 @@
+//! PyO3 glue for the `strata` Python package: classes, conversions and the one mapping of
+//! Rust errors to Python exceptions. No tensor logic lives here.
+
+mod buffer;
+mod convert;
+mod dtype;
+mod errors;
+mod module;
+mod ops;
+mod tensor;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<tensor::PyTensor>()?;
+    m.add_class::<tensor::PyUntypedStorage>()?;
+    m.add_class::<dtype::PyDType>()?;
+    for dt in strata::DType::ALL {
+        m.add(dt.name(), dtype::PyDType(dt))?;
+    }
+    m.add_function(wrap_pyfunction!(module::tensor, m)?)?;
+    m.add_function(wrap_pyfunction!(module::as_tensor, m)?)?;
+    m.add_function(wrap_pyfunction!(module::from_numpy, m)?)?;
+    m.add_function(wrap_pyfunction!(module::zeros, m)?)?;
+    m.add_function(wrap_pyfunction!(module::ones, m)?)?;
+    m.add_function(wrap_pyfunction!(module::empty, m)?)?;
+    m.add_function(wrap_pyfunction!(module::full, m)?)?;
+    m.add_function(wrap_pyfunction!(module::arange, m)?)?;
+    m.add_function(wrap_pyfunction!(module::linspace, m)?)?;
+    m.add_function(wrap_pyfunction!(module::eye, m)?)?;
+    m.add_function(wrap_pyfunction!(module::rand, m)?)?;
+    m.add_function(wrap_pyfunction!(module::randn, m)?)?;
+    m.add_function(wrap_pyfunction!(module::manual_seed, m)?)?;
+    ops::register(m)?;
+    Ok(())
+}

@@ -1,0 +1,210 @@
+//! Module-level functions: creation (`tensor`, `zeros`, `arange`, …), `from_numpy`,
+//! `manual_seed`.
+
+use std::sync::Mutex;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyAny, PyTuple};
+use strata::{DType, ErrorKind, Generator, Scalar, Tensor};
+
+use crate::convert::{as_scalar, from_nested, shape_args, sizes};
+use crate::dtype::opt_dtype;
+use crate::errors::{err, IntoPy};
+use crate::tensor::PyTensor;
+
+/// PyTorch's default seed for its default CPU generator.
+const DEFAULT_SEED: u64 = 67280421310721;
+
+static GENERATOR: Mutex<Option<Generator>> = Mutex::new(None);
+
+fn with_gen<R>(f: impl FnOnce(&mut Generator) -> R) -> R {
+    let mut g = GENERATOR.lock().unwrap_or_else(|e| e.into_inner());
+    f(g.get_or_insert_with(|| Generator::new(DEFAULT_SEED)))
+}
+
+/// A tensor from data: a tensor (copied), a buffer-protocol object such as a NumPy array
+/// (copied), a number or nested sequences.
+pub fn tensor_from(data: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Tensor> {
+    if let Ok(t) = data.cast::<PyTensor>() {
+        let t = &t.get().inner;
+        return t
+            .to_dtype(dtype.unwrap_or(t.dtype()))
+            .py()?
+            .contiguous_copy()
+            .py();
+    }
+    if as_scalar(data)?.is_none() && has_buffer(data) {
+        let t = crate::buffer::from_buffer(data)?;
+        let dt = dtype.unwrap_or(t.dtype());
+        let out = Tensor::zeros(t.shape(), dt).py()?;
+        out.copy_(&t).py()?;
+        return Ok(out);
+    }
+    from_nested(data, dtype)
+}
+
+fn has_buffer(obj: &Bound<'_, PyAny>) -> bool {
+    // SAFETY: `PyObject_CheckBuffer` only inspects the object's type.
+    let exports = unsafe { pyo3::ffi::PyObject_CheckBuffer(obj.as_ptr()) != 0 };
+    exports
+        && !obj.is_instance_of::<pyo3::types::PyBytes>()
+        && !obj.is_instance_of::<pyo3::types::PyByteArray>()
+}
+
+/// `strata.tensor(data, dtype=None)`: always copies.
+#[pyfunction]
+#[pyo3(signature = (data, dtype=None))]
+pub fn tensor(data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    tensor_from(data, opt_dtype(dtype)?).map(PyTensor::wrap)
+}
+
+/// `strata.from_numpy(array)`: shares memory with the array (any strides).
+#[pyfunction]
+pub fn from_numpy(array: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    crate::buffer::from_buffer(array).map(PyTensor::wrap)
+}
+
+/// `strata.as_tensor(data, dtype=None)`: shares memory when possible.
+#[pyfunction]
+#[pyo3(signature = (data, dtype=None))]
+pub fn as_tensor(data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    let dt = opt_dtype(dtype)?;
+    let t = if let Ok(t) = data.cast::<PyTensor>() {
+        t.get().inner.clone()
+    } else if as_scalar(data)?.is_none() && has_buffer(data) {
+        crate::buffer::from_buffer(data)?
+    } else {
+        from_nested(data, dt)?
+    };
+    match dt {
+        Some(d) if d != t.dtype() => t.to_dtype(d).py().map(PyTensor::wrap),
+        _ => Ok(PyTensor::wrap(t)),
+    }
+}
+
+fn shape_of(op: &'static str, args: &Bound<'_, PyTuple>) -> PyResult<Vec<usize>> {
+    sizes(op, &shape_args(args)?)
+}
+
+#[pyfunction]
+#[pyo3(signature = (*size, dtype=None))]
+pub fn zeros(size: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    let dt = opt_dtype(dtype)?.unwrap_or(DType::F32);
+    Tensor::zeros(&shape_of("zeros", size)?, dt)
+        .py()
+        .map(PyTensor::wrap)
+}
+
+#[pyfunction]
+#[pyo3(signature = (*size, dtype=None))]
+pub fn ones(size: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    let dt = opt_dtype(dtype)?.unwrap_or(DType::F32);
+    Tensor::ones(&shape_of("ones", size)?, dt)
+        .py()
+        .map(PyTensor::wrap)
+}
+
+#[pyfunction]
+#[pyo3(signature = (*size, dtype=None))]
+pub fn empty(size: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    let dt = opt_dtype(dtype)?.unwrap_or(DType::F32);
+    Tensor::empty(&shape_of("empty", size)?, dt)
+        .py()
+        .map(PyTensor::wrap)
+}
+
+/// `full(size, fill_value, dtype=None)`: the dtype defaults from the value, as PyTorch.
+#[pyfunction]
+#[pyo3(signature = (size, fill_value, dtype=None))]
+pub fn full(
+    size: &Bound<'_, PyAny>,
+    fill_value: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let v = crate::tensor::scalar_arg("full", fill_value)?;
+    let dt = opt_dtype(dtype)?.unwrap_or(v.default_dtype());
+    let shape = sizes("full", &crate::convert::int_list(size)?)?;
+    Tensor::full(&shape, v, dt).py().map(PyTensor::wrap)
+}
+
+/// `arange(end)`, `arange(start, end, step=1)`; int64 when all arguments are ints, else
+/// float32.
+#[pyfunction]
+#[pyo3(signature = (start, end=None, step=None, dtype=None))]
+pub fn arange(
+    start: &Bound<'_, PyAny>,
+    end: Option<&Bound<'_, PyAny>>,
+    step: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let a = crate::tensor::scalar_arg("arange", start)?;
+    let (s, e) = match end {
+        Some(e) if !e.is_none() => (a, crate::tensor::scalar_arg("arange", e)?),
+        _ => (Scalar::Int(0), a),
+    };
+    let st = match step {
+        Some(x) if !x.is_none() => crate::tensor::scalar_arg("arange", x)?,
+        _ => Scalar::Int(1),
+    };
+    let any_float = [s, e, st].iter().any(|v| matches!(v, Scalar::Float(_)));
+    let dt = opt_dtype(dtype)?.unwrap_or(if any_float { DType::F32 } else { DType::I64 });
+    Tensor::arange(s, e, st, dt).py().map(PyTensor::wrap)
+}
+
+#[pyfunction]
+#[pyo3(signature = (start, end, steps, dtype=None))]
+pub fn linspace(
+    start: f64,
+    end: f64,
+    steps: i64,
+    dtype: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let n = sizes("linspace", &[steps])?[0];
+    let dt = opt_dtype(dtype)?.unwrap_or(DType::F32);
+    Tensor::linspace(start, end, n, dt).py().map(PyTensor::wrap)
+}
+
+#[pyfunction]
+#[pyo3(signature = (n, m=None, dtype=None))]
+pub fn eye(n: i64, m: Option<i64>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    let n2 = sizes("eye", &[n, m.unwrap_or(n)])?;
+    let dt = opt_dtype(dtype)?.unwrap_or(DType::F32);
+    Tensor::eye(n2[0], n2[1], dt).py().map(PyTensor::wrap)
+}
+
+/// Uniform samples in [0, 1) from the default generator (see `manual_seed`).
+#[pyfunction]
+#[pyo3(signature = (*size, dtype=None))]
+pub fn rand(size: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    let dt = opt_dtype(dtype)?.unwrap_or(DType::F32);
+    let shape = shape_of("rand", size)?;
+    with_gen(|g| Tensor::rand_with(&shape, dt, g))
+        .py()
+        .map(PyTensor::wrap)
+}
+
+/// Standard normal samples from the default generator.
+#[pyfunction]
+#[pyo3(signature = (*size, dtype=None))]
+pub fn randn(size: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    let dt = opt_dtype(dtype)?.unwrap_or(DType::F32);
+    let shape = shape_of("randn", size)?;
+    with_gen(|g| Tensor::randn_with(&shape, dt, g))
+        .py()
+        .map(PyTensor::wrap)
+}
+
+/// Reseeds the default generator.
+#[pyfunction]
+pub fn manual_seed(seed: i64) -> PyResult<()> {
+    if seed < 0 {
+        return Err(err(
+            ErrorKind::Value,
+            "manual_seed",
+            format!("seed must be non-negative, got {seed}"),
+        ));
+    }
+    let mut g = GENERATOR.lock().unwrap_or_else(|e| e.into_inner());
+    *g = Some(Generator::new(seed as u64));
+    Ok(())
+}

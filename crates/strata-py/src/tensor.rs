@@ -1,0 +1,1025 @@
+//! `strata.Tensor`: the Python face of [`strata::Tensor`] — metadata, views, indexing and
+//! conversions. Engine ops are in `ops.rs`, NumPy exchange in `buffer.rs`.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyAny, PyEllipsis, PyList, PySlice, PyTuple};
+use strata::{DType, ErrorKind, Scalar, Tensor, TensorIndex};
+
+use crate::convert::{
+    as_scalar, elements, index_arg, int_list, nest, scalar_to_py, shape_args, sizes,
+};
+use crate::dtype::{parse_dtype, PyDType};
+use crate::errors::{err, IntoPy};
+
+/// A strided view over shared storage, with PyTorch's API.
+#[pyclass(name = "Tensor", module = "strata", frozen, weakref, subclass)]
+#[derive(Debug)]
+pub struct PyTensor {
+    pub inner: Tensor,
+}
+
+impl PyTensor {
+    pub fn wrap(t: Tensor) -> PyTensor {
+        PyTensor { inner: t }
+    }
+}
+
+/// Nested lists of a tensor's values.
+pub fn to_list(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
+    let flat = elements(py, t)?;
+    nest(py, t.shape(), &flat)
+}
+
+/// A tensor argument, or a number / nested list turned into one.
+pub fn tensor_arg(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        return Ok(t.get().inner.clone());
+    }
+    crate::convert::from_nested(obj, None)
+}
+
+fn dim_arg(d: Option<i64>) -> i64 {
+    d.unwrap_or(0)
+}
+
+/// One parsed index entry: a basic one, or an advanced (copying) one.
+enum Entry {
+    Basic(TensorIndex),
+    /// Integer positions along one dim (from an int tensor or list), with their shape.
+    Ints(Tensor),
+    /// A boolean mask over as many dims as it has.
+    Mask(Tensor),
+}
+
+fn parse_entry(obj: &Bound<'_, PyAny>) -> PyResult<Entry> {
+    if obj.is_none() {
+        return Ok(Entry::Basic(TensorIndex::NewAxis));
+    }
+    if obj.is_instance_of::<PyEllipsis>() {
+        return Ok(Entry::Basic(TensorIndex::Ellipsis));
+    }
+    if let Ok(s) = obj.cast::<PySlice>() {
+        let get = |name: &str| -> PyResult<Option<i64>> {
+            let v = s.getattr(name)?;
+            if v.is_none() {
+                Ok(None)
+            } else {
+                index_arg(&v).map(Some)
+            }
+        };
+        let step = get("step")?.unwrap_or(1);
+        return Ok(Entry::Basic(TensorIndex::slice(
+            get("start")?,
+            get("stop")?,
+            step,
+        )));
+    }
+    if obj.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(err(
+            ErrorKind::Index,
+            "index",
+            "boolean scalar indices are not supported; use a boolean tensor",
+        ));
+    }
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        let t = t.get().inner.clone();
+        return match t.dtype() {
+            DType::Bool => Ok(Entry::Mask(t)),
+            dt if dt.is_int() => {
+                if t.ndim() == 0 {
+                    Ok(Entry::Basic(TensorIndex::Int(t.item().py()?.to::<i64>())))
+                } else {
+                    Ok(Entry::Ints(t.to_dtype(DType::I64).py()?))
+                }
+            }
+            dt => Err(err(
+                ErrorKind::Index,
+                "index",
+                format!(
+                    "tensors used as indices must be long, int, byte or bool tensors, got {dt}"
+                ),
+            )),
+        };
+    }
+    if let Ok(i) = index_arg(obj) {
+        return Ok(Entry::Basic(TensorIndex::Int(i)));
+    }
+    if obj.is_instance_of::<PyList>()
+        || obj.is_instance_of::<PyTuple>()
+        || obj.hasattr("__array_interface__")?
+    {
+        let t = crate::module::tensor_from(obj, None)?;
+        return match t.dtype() {
+            DType::Bool => Ok(Entry::Mask(t)),
+            dt if dt.is_int() => Ok(Entry::Ints(t.to_dtype(DType::I64).py()?)),
+            DType::F32 if t.numel() == 0 => Ok(Entry::Ints(t.to_dtype(DType::I64).py()?)),
+            dt => Err(err(
+                ErrorKind::Index,
+                "index",
+                format!("index arrays must be integer or boolean, got {dt}"),
+            )),
+        };
+    }
+    Err(err(
+        ErrorKind::Index,
+        "index",
+        format!(
+            "only integers, slices (`:`), ellipsis (`...`), None and long or byte tensors are valid indices (got {})",
+            obj.get_type().name()?
+        ),
+    ))
+}
+
+fn parse_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<Entry>> {
+    if let Ok(t) = key.cast::<PyTuple>() {
+        t.iter().map(|k| parse_entry(&k)).collect()
+    } else {
+        Ok(vec![parse_entry(key)?])
+    }
+}
+
+/// The result of the basic part of an index: a view, plus the advanced entries as
+/// (dim of the view, integer index tensors — one per masked dim for masks).
+struct Plan {
+    view: Tensor,
+    advanced: Vec<(usize, Tensor)>,
+}
+
+fn plan_index(t: &Tensor, entries: Vec<Entry>) -> PyResult<Plan> {
+    // Replace advanced entries by full slices (a mask of k dims by k slices) and note the
+    // view dim each lands on.
+    let mut basic: Vec<TensorIndex> = Vec::new();
+    let mut pending: Vec<(usize, Tensor)> = Vec::new(); // (position in `basic`, ints)
+    let mut masks: Vec<(usize, Vec<usize>)> = Vec::new(); // (position in `basic`, mask shape)
+    for e in entries {
+        match e {
+            Entry::Basic(b) => basic.push(b),
+            Entry::Ints(ix) => {
+                pending.push((basic.len(), ix));
+                basic.push(TensorIndex::full());
+            }
+            Entry::Mask(m) => {
+                masks.push((basic.len(), m.shape().to_vec()));
+                // nonzero(): one integer tensor per mask dim.
+                let cols = nonzero(&m)?;
+                for c in cols {
+                    pending.push((basic.len(), c));
+                    basic.push(TensorIndex::full());
+                }
+            }
+        }
+    }
+    let view = t.index(&basic).py()?;
+    if pending.is_empty() {
+        return Ok(Plan {
+            view,
+            advanced: Vec::new(),
+        });
+    }
+    // Map positions in `basic` to dims of the view.
+    let consumed = basic
+        .iter()
+        .filter(|b| matches!(b, TensorIndex::Int(_) | TensorIndex::Slice { .. }))
+        .count();
+    let mut dim_of = Vec::with_capacity(basic.len());
+    let mut d = 0usize;
+    for b in &basic {
+        dim_of.push(d);
+        match b {
+            TensorIndex::Int(_) => {}
+            TensorIndex::Slice { .. } | TensorIndex::NewAxis => d += 1,
+            TensorIndex::Ellipsis => d += t.ndim() - consumed,
+        }
+    }
+    for (p, mshape) in masks {
+        let d = dim_of[p];
+        let covered = view.shape().get(d..d + mshape.len());
+        if covered != Some(&mshape[..]) {
+            return Err(err(
+                ErrorKind::Index,
+                "index",
+                format!(
+                    "The shape of the mask {mshape:?} at index {d} does not match the shape of the indexed tensor {:?}",
+                    view.shape()
+                ),
+            ));
+        }
+    }
+    let advanced = pending.into_iter().map(|(p, ix)| (dim_of[p], ix)).collect();
+    Ok(Plan { view, advanced })
+}
+
+/// Integer coordinates of the true elements of a mask, one 1-D tensor per dim.
+fn nonzero(m: &Tensor) -> PyResult<Vec<Tensor>> {
+    let vals = m.to_vec::<bool>().py()?;
+    let shape = m.shape();
+    let nd = shape.len();
+    let mut cols: Vec<Vec<i64>> = vec![Vec::new(); nd.max(1)];
+    for (flat, &v) in vals.iter().enumerate() {
+        if v {
+            let mut rem = flat;
+            for d in (0..nd).rev() {
+                cols[d].push((rem % shape[d]) as i64);
+                rem /= shape[d];
+            }
+        }
+    }
+    if nd == 0 {
+        return Err(err(
+            ErrorKind::Index,
+            "index",
+            "0-d boolean masks are not supported",
+        ));
+    }
+    cols.into_iter()
+        .map(|c| {
+            let n = c.len();
+            Tensor::from_vec(c, &[n]).py()
+        })
+        .collect()
+}
+
+/// Broadcasts the advanced index tensors, moves their dims to the front of the view and
+/// returns (view with advanced dims first, broadcast index shape, flat index lists per
+/// advanced dim, whether the advanced dims were adjacent and where they started).
+struct Advanced {
+    front: Tensor,
+    nadv: usize,
+    bshape: Vec<usize>,
+    idx: Vec<Vec<i64>>,
+    insert_at: usize,
+}
+
+fn advanced(plan: &Plan) -> PyResult<Advanced> {
+    let dims: Vec<usize> = plan.advanced.iter().map(|(d, _)| *d).collect();
+    let mut sorted = dims.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    if sorted.len() != dims.len() {
+        return Err(err(
+            ErrorKind::Index,
+            "index",
+            "a dim was indexed by two advanced indices",
+        ));
+    }
+    let adjacent = dims.windows(2).all(|w| w[1] == w[0] + 1);
+    let shapes: Vec<&[usize]> = plan.advanced.iter().map(|(_, t)| t.shape()).collect();
+    let bshape = strata::layout::broadcast::broadcast_all("index", &shapes)
+        .py()?
+        .to_vec();
+    let mut idx = Vec::new();
+    for (_, t) in &plan.advanced {
+        idx.push(t.broadcast_to(&bshape).py()?.to_vec::<i64>().py()?);
+    }
+    let src: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+    let dst: Vec<i64> = (0..dims.len() as i64).collect();
+    let front = plan.view.movedim(&src, &dst).py()?;
+    Ok(Advanced {
+        front,
+        nadv: dims.len(),
+        bshape,
+        idx,
+        insert_at: if adjacent { dims[0] } else { 0 },
+    })
+}
+
+/// Linear positions over the leading `nadv` dims of `front` for each broadcast index.
+fn linear_positions(a: &Advanced) -> PyResult<Vec<i64>> {
+    let sizes = &a.front.shape()[..a.nadv];
+    let count: usize = a.bshape.iter().product();
+    let mut out = Vec::with_capacity(count);
+    for j in 0..count {
+        let mut lin: i64 = 0;
+        for (k, &n) in sizes.iter().enumerate() {
+            let i = a.idx[k][j];
+            let w = if i < 0 { i + n as i64 } else { i };
+            if w < 0 || w >= n as i64 {
+                return Err(err(
+                    ErrorKind::Index,
+                    "index",
+                    format!("index {i} is out of bounds for dimension {k} with size {n}"),
+                ));
+            }
+            lin = lin * n as i64 + w;
+        }
+        out.push(lin);
+    }
+    Ok(out)
+}
+
+fn getitem(t: &Tensor, key: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    let plan = plan_index(t, parse_key(key)?)?;
+    if plan.advanced.is_empty() {
+        return Ok(plan.view);
+    }
+    let a = advanced(&plan)?;
+    let lin = linear_positions(&a)?;
+    let flat = a.front.flatten(0, a.nadv as i64 - 1).py()?;
+    let picked = flat.index_select(0, &lin).py()?;
+    let rest: Vec<i64> = a.front.shape()[a.nadv..]
+        .iter()
+        .map(|&n| n as i64)
+        .collect();
+    let mut shape: Vec<i64> = a.bshape.iter().map(|&n| n as i64).collect();
+    shape.extend(&rest);
+    let out = picked.view(&shape).py()?;
+    if a.insert_at == 0 {
+        return Ok(out);
+    }
+    let nb = a.bshape.len() as i64;
+    let src: Vec<i64> = (0..nb).collect();
+    let dst: Vec<i64> = (0..nb).map(|k| k + a.insert_at as i64).collect();
+    out.movedim(&src, &dst).py()?.contiguous().py()
+}
+
+fn setitem(t: &Tensor, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    let plan = plan_index(t, parse_key(key)?)?;
+    let v = as_scalar(value)?;
+    if plan.advanced.is_empty() {
+        return match v {
+            Some(s) => plan.view.fill_(s).map(|_| ()).py(),
+            None => plan.view.copy_(&tensor_arg(value)?).map(|_| ()).py(),
+        };
+    }
+    let a = advanced(&plan)?;
+    let lin = linear_positions(&a)?;
+    let rest: Vec<usize> = a.front.shape()[a.nadv..].to_vec();
+    let mut vshape = a.bshape.clone();
+    vshape.extend(&rest);
+    // The value broadcasts against the shape `getitem` would return (advanced dims where
+    // NumPy puts them), then the advanced dims move to the front to match `front`.
+    let src = match v {
+        Some(s) => Tensor::full(&[], s, t.dtype()).py()?,
+        None => tensor_arg(value)?,
+    };
+    let nb = a.bshape.len();
+    let mut natural = rest[..a.insert_at].to_vec();
+    natural.extend(&a.bshape);
+    natural.extend(&rest[a.insert_at..]);
+    let src = src.broadcast_to(&natural).py()?;
+    let src = if a.insert_at > 0 && nb > 0 {
+        let from: Vec<i64> = (0..nb as i64).map(|k| k + a.insert_at as i64).collect();
+        let to: Vec<i64> = (0..nb as i64).collect();
+        src.movedim(&from, &to).py()?
+    } else {
+        src
+    };
+    let src = src.broadcast_to(&vshape).py()?;
+    let count = lin.len();
+    let mut flat_shape = vec![count];
+    flat_shape.extend(&rest);
+    let src = src
+        .reshape(&flat_shape.iter().map(|&n| n as i64).collect::<Vec<_>>())
+        .py()?;
+    match a.front.flatten(0, a.nadv as i64 - 1) {
+        Ok(flat) if flat.same_storage(&a.front) => {
+            flat.index_copy_(0, &lin, &src).py()?;
+        }
+        _ => {
+            // The advanced dims cannot be merged as a view: write each position.
+            let sizes = a.front.shape()[..a.nadv].to_vec();
+            for (j, &l) in lin.iter().enumerate() {
+                let mut target = a.front.clone();
+                let mut rem = l;
+                let mut coords = vec![0i64; sizes.len()];
+                for k in (0..sizes.len()).rev() {
+                    coords[k] = rem % sizes[k] as i64;
+                    rem /= sizes[k] as i64;
+                }
+                for c in coords {
+                    target = target.select(0, c).py()?;
+                }
+                target.copy_(&src.select(0, j as i64).py()?).py()?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[pymethods]
+impl PyTensor {
+    #[new]
+    #[pyo3(signature = (data, dtype=None))]
+    fn py_new(data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let dt = crate::dtype::opt_dtype(dtype)?;
+        crate::module::tensor_from(data, dt).map(PyTensor::wrap)
+    }
+
+    // ----- metadata -----
+
+    /// The shape as a tuple.
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.inner.shape())
+    }
+
+    /// `size()` → shape; `size(d)` → one size.
+    #[pyo3(signature = (dim=None))]
+    fn size(&self, py: Python<'_>, dim: Option<i64>) -> PyResult<Py<PyAny>> {
+        match dim {
+            None => Ok(PyTuple::new(py, self.inner.shape())?.into_any().unbind()),
+            Some(d) => Ok(self
+                .inner
+                .size(d)
+                .py()?
+                .into_pyobject(py)?
+                .into_any()
+                .unbind()),
+        }
+    }
+
+    /// `stride()` → strides in elements; `stride(d)` → one stride.
+    #[pyo3(signature = (dim=None))]
+    fn stride(&self, py: Python<'_>, dim: Option<i64>) -> PyResult<Py<PyAny>> {
+        match dim {
+            None => Ok(PyTuple::new(py, self.inner.strides())?.into_any().unbind()),
+            Some(d) => {
+                let k = strata::layout::wrap_dim("stride", d, self.inner.ndim()).py()?;
+                let s = self.inner.strides().get(k).copied().unwrap_or(1);
+                Ok(s.into_pyobject(py)?.into_any().unbind())
+            }
+        }
+    }
+
+    #[getter]
+    fn dtype(&self) -> PyDType {
+        PyDType(self.inner.dtype())
+    }
+
+    #[getter]
+    fn device(&self) -> String {
+        self.inner.device().to_string()
+    }
+
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.inner.ndim()
+    }
+
+    fn dim(&self) -> usize {
+        self.inner.ndim()
+    }
+
+    fn numel(&self) -> usize {
+        self.inner.numel()
+    }
+
+    fn element_size(&self) -> usize {
+        self.inner.dtype().itemsize()
+    }
+
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.inner.dtype().itemsize()
+    }
+
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.inner.numel() * self.inner.dtype().itemsize()
+    }
+
+    fn storage_offset(&self) -> usize {
+        self.inner.offset()
+    }
+
+    fn data_ptr(&self) -> usize {
+        self.inner.data_ptr()
+    }
+
+    fn untyped_storage(&self) -> PyUntypedStorage {
+        PyUntypedStorage {
+            storage: self.inner.storage().clone(),
+        }
+    }
+
+    fn is_contiguous(&self) -> bool {
+        self.inner.is_contiguous()
+    }
+
+    fn is_read_only(&self) -> bool {
+        self.inner.is_read_only()
+    }
+
+    #[getter]
+    fn _version(&self) -> u64 {
+        self.inner.version()
+    }
+
+    fn contiguous(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.inner.clone();
+        py.detach(move || t.contiguous()).py().map(PyTensor::wrap)
+    }
+
+    /// A picture of this view over its storage.
+    fn explain(&self) -> PyResult<String> {
+        self.inner.explain().py()
+    }
+
+    fn __repr__(&self) -> PyResult<String> {
+        self.inner.format_values("tensor(", "strata.").py()
+    }
+
+    fn __str__(&self) -> PyResult<String> {
+        self.__repr__()
+    }
+
+    // ----- views -----
+
+    /// `view(*shape)` or `view(dtype)`.
+    #[pyo3(signature = (*args))]
+    fn view(&self, args: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        if args.len() == 1 {
+            let a = args.get_item(0)?;
+            if a.extract::<PyDType>().is_ok() || a.extract::<String>().is_ok() {
+                return self
+                    .inner
+                    .view_dtype(parse_dtype(&a)?)
+                    .py()
+                    .map(PyTensor::wrap);
+            }
+        }
+        self.inner.view(&shape_args(args)?).py().map(PyTensor::wrap)
+    }
+
+    #[pyo3(signature = (*shape))]
+    fn reshape(&self, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        self.inner
+            .reshape(&shape_args(shape)?)
+            .py()
+            .map(PyTensor::wrap)
+    }
+
+    fn view_as(&self, other: &PyTensor) -> PyResult<PyTensor> {
+        let s: Vec<i64> = other.inner.shape().iter().map(|&n| n as i64).collect();
+        self.inner.view(&s).py().map(PyTensor::wrap)
+    }
+
+    fn reshape_as(&self, other: &PyTensor) -> PyResult<PyTensor> {
+        let s: Vec<i64> = other.inner.shape().iter().map(|&n| n as i64).collect();
+        self.inner.reshape(&s).py().map(PyTensor::wrap)
+    }
+
+    #[pyo3(signature = (start_dim=0, end_dim=-1))]
+    fn flatten(&self, start_dim: i64, end_dim: i64) -> PyResult<PyTensor> {
+        self.inner
+            .flatten(start_dim, end_dim)
+            .py()
+            .map(PyTensor::wrap)
+    }
+
+    fn unflatten(&self, dim: i64, sizes: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        self.inner
+            .unflatten(dim, &int_list(sizes)?)
+            .py()
+            .map(PyTensor::wrap)
+    }
+
+    fn transpose(&self, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
+        self.inner.transpose(dim0, dim1).py().map(PyTensor::wrap)
+    }
+
+    fn swapaxes(&self, axis0: i64, axis1: i64) -> PyResult<PyTensor> {
+        self.transpose(axis0, axis1)
+    }
+
+    fn swapdims(&self, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
+        self.transpose(dim0, dim1)
+    }
+
+    #[pyo3(signature = (*dims))]
+    fn permute(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        self.inner
+            .permute(&shape_args(dims)?)
+            .py()
+            .map(PyTensor::wrap)
+    }
+
+    fn movedim(
+        &self,
+        source: &Bound<'_, PyAny>,
+        destination: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        self.inner
+            .movedim(&int_list(source)?, &int_list(destination)?)
+            .py()
+            .map(PyTensor::wrap)
+    }
+
+    fn moveaxis(
+        &self,
+        source: &Bound<'_, PyAny>,
+        destination: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        self.movedim(source, destination)
+    }
+
+    fn t(&self) -> PyResult<PyTensor> {
+        self.inner.t().py().map(PyTensor::wrap)
+    }
+
+    /// All dims reversed (PyTorch's `T`).
+    #[getter(T)]
+    fn big_t(&self) -> PyResult<PyTensor> {
+        let n = self.inner.ndim() as i64;
+        let rev: Vec<i64> = (0..n).rev().collect();
+        self.inner.permute(&rev).py().map(PyTensor::wrap)
+    }
+
+    #[getter(mT)]
+    fn m_t(&self) -> PyResult<PyTensor> {
+        self.inner.mt().py().map(PyTensor::wrap)
+    }
+
+    fn narrow(&self, dim: i64, start: i64, length: i64) -> PyResult<PyTensor> {
+        self.inner
+            .narrow(dim, start, length)
+            .py()
+            .map(PyTensor::wrap)
+    }
+
+    fn select(&self, dim: i64, index: i64) -> PyResult<PyTensor> {
+        self.inner.select(dim, index).py().map(PyTensor::wrap)
+    }
+
+    #[pyo3(signature = (*dims))]
+    fn flip(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        self.inner.flip(&shape_args(dims)?).py().map(PyTensor::wrap)
+    }
+
+    #[pyo3(signature = (*sizes))]
+    fn expand(&self, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        self.inner
+            .expand(&shape_args(sizes)?)
+            .py()
+            .map(PyTensor::wrap)
+    }
+
+    fn expand_as(&self, other: &PyTensor) -> PyResult<PyTensor> {
+        self.inner.expand_as(&other.inner).py().map(PyTensor::wrap)
+    }
+
+    fn broadcast_to(&self, shape: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let s = sizes("broadcast_to", &int_list(shape)?)?;
+        self.inner.broadcast_to(&s).py().map(PyTensor::wrap)
+    }
+
+    #[pyo3(signature = (dim=None))]
+    fn squeeze(&self, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        match dim {
+            None => self.inner.squeeze(),
+            Some(d) => self.inner.squeeze_dims(&int_list(d)?),
+        }
+        .py()
+        .map(PyTensor::wrap)
+    }
+
+    fn unsqueeze(&self, dim: i64) -> PyResult<PyTensor> {
+        self.inner.unsqueeze(dim).py().map(PyTensor::wrap)
+    }
+
+    #[pyo3(signature = (size, stride, storage_offset=None))]
+    fn as_strided(
+        &self,
+        size: &Bound<'_, PyAny>,
+        stride: &Bound<'_, PyAny>,
+        storage_offset: Option<i64>,
+    ) -> PyResult<PyTensor> {
+        let shape = sizes("as_strided", &int_list(size)?)?;
+        let strides: Vec<isize> = int_list(stride)?.into_iter().map(|s| s as isize).collect();
+        let off = match storage_offset {
+            None => None,
+            Some(o) if o >= 0 => Some(o as usize),
+            Some(o) => {
+                return Err(err(
+                    ErrorKind::Value,
+                    "as_strided",
+                    format!("Tensor: invalid storage offset {o}"),
+                ))
+            }
+        };
+        self.inner
+            .as_strided(&shape, &strides, off)
+            .py()
+            .map(PyTensor::wrap)
+    }
+
+    fn unfold(&self, dimension: i64, size: i64, step: i64) -> PyResult<PyTensor> {
+        let (size, step) = (sizes("unfold", &[size])?[0], sizes("unfold", &[step])?[0]);
+        self.inner
+            .unfold(dimension, size, step)
+            .py()
+            .map(PyTensor::wrap)
+    }
+
+    #[pyo3(signature = (offset=0, dim1=0, dim2=1))]
+    fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> PyResult<PyTensor> {
+        self.inner
+            .diagonal(offset, dim1, dim2)
+            .py()
+            .map(PyTensor::wrap)
+    }
+
+    #[pyo3(signature = (split_size_or_sections, dim=0))]
+    fn split(
+        &self,
+        split_size_or_sections: &Bound<'_, PyAny>,
+        dim: i64,
+    ) -> PyResult<Vec<PyTensor>> {
+        let parts = if let Ok(n) = split_size_or_sections.extract::<i64>() {
+            let n = sizes("split", &[n])?[0];
+            self.inner.split(n, dim)
+        } else {
+            let s = sizes("split", &int_list(split_size_or_sections)?)?;
+            self.inner.split_with_sizes(&s, dim)
+        };
+        Ok(parts.py()?.into_iter().map(PyTensor::wrap).collect())
+    }
+
+    #[pyo3(signature = (chunks, dim=0))]
+    fn chunk(&self, chunks: i64, dim: i64) -> PyResult<Vec<PyTensor>> {
+        if chunks <= 0 {
+            return Err(err(
+                ErrorKind::Value,
+                "chunk",
+                format!("chunk expects `chunks` to be greater than 0, got: {chunks}"),
+            ));
+        }
+        Ok(self
+            .inner
+            .chunk(chunks as usize, dim)
+            .py()?
+            .into_iter()
+            .map(PyTensor::wrap)
+            .collect())
+    }
+
+    #[pyo3(signature = (dim=None))]
+    fn unbind(&self, dim: Option<i64>) -> PyResult<Vec<PyTensor>> {
+        Ok(self
+            .inner
+            .unbind(dim_arg(dim))
+            .py()?
+            .into_iter()
+            .map(PyTensor::wrap)
+            .collect())
+    }
+
+    // ----- indexing -----
+
+    fn __getitem__(&self, key: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        getitem(&self.inner, key).map(PyTensor::wrap)
+    }
+
+    fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        setitem(&self.inner, key, value)
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        if self.inner.ndim() == 0 {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "len() of a 0-d tensor",
+            ));
+        }
+        Ok(self.inner.shape()[0])
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        if slf.inner.ndim() == 0 {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "iteration over a 0-d tensor",
+            ));
+        }
+        let items: Vec<PyTensor> = slf
+            .inner
+            .unbind(0)
+            .py()?
+            .into_iter()
+            .map(PyTensor::wrap)
+            .collect();
+        Ok(PyList::new(py, items)?.call_method0("__iter__")?.unbind())
+    }
+
+    // ----- conversions -----
+
+    fn tolist(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_list(py, &self.inner)
+    }
+
+    fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let s = self.inner.item().py()?;
+        if self.inner.dtype() == DType::U64 {
+            let v = self.inner.reshape(&[1]).py()?.to_vec::<u64>().py()?[0];
+            return Ok(v.into_pyobject(py)?.into_any().unbind());
+        }
+        scalar_to_py(py, s)
+    }
+
+    fn __bool__(&self) -> PyResult<bool> {
+        if self.inner.numel() != 1 {
+            return Err(err(
+                ErrorKind::Value,
+                "bool",
+                format!(
+                    "Boolean value of Tensor with {} values is ambiguous",
+                    self.inner.numel()
+                ),
+            ));
+        }
+        Ok(self.inner.item().py()?.to::<bool>())
+    }
+
+    fn __float__(&self) -> PyResult<f64> {
+        Ok(self.inner.item().py()?.to_f64())
+    }
+
+    fn __int__(&self) -> PyResult<i64> {
+        Ok(self.inner.item().py()?.to::<i64>())
+    }
+
+    fn __index__(&self) -> PyResult<i64> {
+        if !(self.inner.dtype().is_int() || self.inner.dtype() == DType::Bool) {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "only integer tensors of a single element can be converted to an index",
+            ));
+        }
+        self.__int__()
+    }
+
+    // ----- data -----
+
+    fn fill_<'py>(slf: PyRef<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
+        let s = match as_scalar(value)? {
+            Some(s) => s,
+            None => tensor_arg(value)?.item().py()?,
+        };
+        slf.inner.fill_(s).py()?;
+        Ok(slf)
+    }
+
+    fn zero_(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
+        slf.inner.zero_().py()?;
+        Ok(slf)
+    }
+
+    fn copy_<'py>(slf: PyRef<'py, Self>, src: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
+        let s = tensor_arg(src)?;
+        let t = slf.inner.clone();
+        slf.py().detach(move || t.copy_(&s).map(|_| ())).py()?;
+        Ok(slf)
+    }
+
+    /// A copy; `memory_format="preserve"` (default) keeps a dense layout's dim order.
+    fn clone(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = self.inner.clone();
+        py.detach(move || {
+            let out = strata::kernel::plan::empty_for(t.shape(), t.dtype(), &[&t])?;
+            out.copy_(&t)?;
+            Ok(out)
+        })
+        .py()
+        .map(PyTensor::wrap)
+    }
+
+    /// `to(dtype)`; also accepts a device string "cpu".
+    #[pyo3(signature = (*args, dtype=None, copy=false))]
+    fn to(
+        &self,
+        args: &Bound<'_, PyTuple>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        copy: bool,
+    ) -> PyResult<PyTensor> {
+        let mut target = crate::dtype::opt_dtype(dtype)?;
+        for a in args.iter() {
+            if let Ok(s) = a.extract::<String>() {
+                if s == "cpu" {
+                    continue;
+                }
+            }
+            target = Some(parse_dtype(&a)?);
+        }
+        let dt = target.unwrap_or(self.inner.dtype());
+        if dt == self.inner.dtype() && !copy {
+            return Ok(PyTensor::wrap(self.inner.clone()));
+        }
+        self.inner.to_dtype(dt).py().map(PyTensor::wrap)
+    }
+
+    fn type_as(&self, other: &PyTensor) -> PyResult<PyTensor> {
+        self.inner
+            .to_dtype(other.inner.dtype())
+            .py()
+            .map(PyTensor::wrap)
+    }
+
+    fn float(&self) -> PyResult<PyTensor> {
+        self.inner.to_dtype(DType::F32).py().map(PyTensor::wrap)
+    }
+
+    fn double(&self) -> PyResult<PyTensor> {
+        self.inner.to_dtype(DType::F64).py().map(PyTensor::wrap)
+    }
+
+    fn half(&self) -> PyResult<PyTensor> {
+        self.inner.to_dtype(DType::F16).py().map(PyTensor::wrap)
+    }
+
+    fn bfloat16(&self) -> PyResult<PyTensor> {
+        self.inner.to_dtype(DType::BF16).py().map(PyTensor::wrap)
+    }
+
+    fn int(&self) -> PyResult<PyTensor> {
+        self.inner.to_dtype(DType::I32).py().map(PyTensor::wrap)
+    }
+
+    fn long(&self) -> PyResult<PyTensor> {
+        self.inner.to_dtype(DType::I64).py().map(PyTensor::wrap)
+    }
+
+    fn bool(&self) -> PyResult<PyTensor> {
+        self.inner.to_dtype(DType::Bool).py().map(PyTensor::wrap)
+    }
+
+    fn cpu(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn index_select(&self, dim: i64, index: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let ix = int_list(index)?;
+        self.inner.index_select(dim, &ix).py().map(PyTensor::wrap)
+    }
+}
+
+/// The bytes behind tensors (PyTorch's `UntypedStorage`).
+#[pyclass(name = "UntypedStorage", module = "strata", frozen)]
+#[derive(Debug)]
+pub struct PyUntypedStorage {
+    pub storage: strata::Storage,
+}
+
+#[pymethods]
+impl PyUntypedStorage {
+    fn data_ptr(&self) -> usize {
+        self.storage.data_ptr() as usize
+    }
+
+    fn nbytes(&self) -> usize {
+        self.storage.nbytes()
+    }
+
+    fn size(&self) -> usize {
+        self.storage.nbytes()
+    }
+
+    fn is_read_only(&self) -> bool {
+        self.storage.is_read_only()
+    }
+
+    /// The raw elements of the whole storage read as `dtype` (default uint8), like the
+    /// classic `print_internal`: what the bytes hold, regardless of any view.
+    #[pyo3(signature = (dtype=None))]
+    fn tolist(&self, py: Python<'_>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let dt = crate::dtype::opt_dtype(dtype)?.unwrap_or(DType::U8);
+        let n = self.storage.nbytes() / dt.itemsize();
+        let t = Tensor::from_parts(
+            self.storage.clone(),
+            strata::Layout::contiguous(&[n]).py()?,
+            dt,
+        )
+        .py()?;
+        to_list(py, &t)
+    }
+
+    fn __len__(&self) -> usize {
+        self.storage.nbytes()
+    }
+
+    fn __eq__(&self, other: &PyUntypedStorage) -> bool {
+        self.storage.same(&other.storage)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<strata.UntypedStorage of {} bytes at {:#x}>",
+            self.storage.nbytes(),
+            self.storage.data_ptr() as usize
+        )
+    }
+}
+
+/// Reads a scalar argument or fails with a dtype error naming the op.
+pub fn scalar_arg(op: &'static str, obj: &Bound<'_, PyAny>) -> PyResult<Scalar> {
+    as_scalar(obj)?.ok_or_else(|| {
+        err(
+            ErrorKind::DType,
+            op,
+            format!(
+                "expected a number, got {}",
+                obj.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ),
+        )
+    })
+}

@@ -1,0 +1,165 @@
+//! Engine benchmarks: each case beside a same-run baseline (a memcpy of the same bytes
+//! into a pre-faulted buffer, or a plain read of them), single-threaded and with all
+//! threads. Run with `make bench` (or `cargo bench -p strata --bench engine`).
+//!
+//! Output: one line per case with the median time, GB/s of bytes moved, and the ratio to
+//! its baseline (lower is better for ratios against memcpy).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use rayon::prelude::*;
+use strata::{DType, Tensor};
+
+fn median(reps: usize, mut f: impl FnMut()) -> f64 {
+    f(); // warm up (and fault in any fresh pages once)
+    let mut v: Vec<f64> = (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v[reps / 2]
+}
+
+struct Row {
+    name: String,
+    secs: f64,
+    bytes: usize,
+    base: f64,
+    base_name: &'static str,
+}
+
+fn print(rows: &[Row], threads: usize) {
+    println!("\n## {threads} thread(s)\n");
+    println!(
+        "| case | time (ms) | GB/s | baseline | baseline (ms) | ratio |\n|---|---:|---:|---|---:|---:|"
+    );
+    for r in rows {
+        println!(
+            "| {} | {:.2} | {:.1} | {} | {:.2} | {:.2}× |",
+            r.name,
+            r.secs * 1e3,
+            r.bytes as f64 / r.secs / 1e9,
+            r.base_name,
+            r.base * 1e3,
+            r.secs / r.base
+        );
+    }
+}
+
+/// Block size for splitting the baselines across the pool's threads.
+const BLOCK: usize = 1 << 20;
+
+/// Time to copy `bytes` between two pre-faulted buffers (memcpy per block, on every
+/// thread of the current pool, like the op it is compared with).
+fn memcpy_time(bytes: usize) -> f64 {
+    let src = vec![1u8; bytes];
+    let mut dst = vec![0u8; bytes];
+    median(7, || {
+        dst.par_chunks_mut(BLOCK)
+            .zip(black_box(&src).par_chunks(BLOCK))
+            .for_each(|(d, s)| d.copy_from_slice(s));
+        black_box(&mut dst);
+    })
+}
+
+/// Time to read `bytes` (f32 sums with 8 accumulators, which stream at bandwidth).
+fn read_time(bytes: usize) -> f64 {
+    let src = vec![1.0f32; bytes / 4];
+    median(7, || {
+        let total: f32 = black_box(&src)
+            .par_chunks(BLOCK / 4)
+            .map(|b| {
+                let mut acc = [0f32; 8];
+                for c in b.chunks_exact(8) {
+                    for k in 0..8 {
+                        acc[k] += c[k];
+                    }
+                }
+                acc.iter().sum::<f32>()
+            })
+            .sum();
+        black_box(total);
+    })
+}
+
+fn copy_case(rows: &mut Vec<Row>, name: &str, src: &Tensor) -> strata::Result<()> {
+    let dst = Tensor::zeros(src.shape(), src.dtype())?;
+    dst.fill_(1)?; // fault the pages in
+    let bytes = src.numel() * src.dtype().itemsize();
+    let secs = median(7, || {
+        dst.copy_(black_box(src)).unwrap_or_else(|e| panic!("{e}"));
+    });
+    rows.push(Row {
+        name: name.into(),
+        secs,
+        bytes: 2 * bytes,
+        base: memcpy_time(bytes),
+        base_name: "memcpy",
+    });
+    Ok(())
+}
+
+fn suite(threads: usize) -> strata::Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    let n = 8192;
+    let a = Tensor::rand(&[n, n], DType::F32, 1)?;
+    copy_case(&mut rows, "8192² transpose → contiguous", &a.t()?)?;
+    let x = Tensor::rand(&[8, 2048, 256], DType::F32, 2)?;
+    copy_case(
+        &mut rows,
+        "(8,2048,256) → (8,256,2048)",
+        &x.permute(&[0, 2, 1])?,
+    )?;
+    let nchw = Tensor::rand(&[32, 64, 56, 56], DType::F32, 3)?;
+    copy_case(
+        &mut rows,
+        "NCHW → NHWC (32,64,56,56)",
+        &nchw.permute(&[0, 2, 3, 1])?,
+    )?;
+    let nhwc = nchw.permute(&[0, 2, 3, 1])?.contiguous()?;
+    copy_case(&mut rows, "NHWC → NCHW", &nhwc.permute(&[0, 3, 1, 2])?)?;
+    let q = Tensor::rand(&[64, 64, 64, 64], DType::F64, 4)?;
+    copy_case(
+        &mut rows,
+        "64⁴ f64 permute (3,2,1,0)",
+        &q.permute(&[3, 2, 1, 0])?,
+    )?;
+    copy_case(&mut rows, "8192² flip(0) → contiguous", &a.flip(&[0])?)?;
+    copy_case(&mut rows, "8192² flip(1) → contiguous", &a.flip(&[1])?)?;
+    copy_case(
+        &mut rows,
+        "8192² [::2, ::2] → contiguous",
+        &a.slice(0, None, None, 2)?.slice(1, None, None, 2)?,
+    )?;
+    let _ = threads;
+    let _ = read_time;
+    Ok(rows)
+}
+
+fn main() -> strata::Result<()> {
+    println!(
+        "# strata engine benchmarks ({} logical CPUs)",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    let max = rayon::current_num_threads();
+    let mut counts = vec![1];
+    if max > 1 {
+        counts.push(max);
+    }
+    for t in counts {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build()
+            .map_err(|e| strata::Error::Resource {
+                op: "bench",
+                msg: e.to_string(),
+            })?;
+        let rows = pool.install(|| suite(t))?;
+        print(&rows, t);
+    }
+    Ok(())
+}

@@ -1,0 +1,752 @@
+//! Matrix products: [`matmul`](Tensor::matmul), [`mm`](Tensor::mm), [`mv`](Tensor::mv),
+//! [`bmm`](Tensor::bmm), [`dot`](Tensor::dot) and [`outer`](Tensor::outer), with PyTorch's
+//! semantics and error texts.
+//!
+//! Floating-point products go through the `gemm` crate, which takes arbitrary signed row and
+//! column strides: the operands' own element strides are passed as they are, so transposed
+//! (`a.t()`), flipped (negative strides), stepped (`a[::2]`) and broadcast (stride-0)
+//! operands are read in place, never copied to a contiguous buffer first (DESIGN §4).
+//! `bfloat16` is computed in `float32` (as PyTorch accumulates it) and rounded back, and so
+//! are `float16` matrix·vector shapes (where `gemm` would accumulate in `float16`).
+//! Integer products use a plain strided kernel with wrapping arithmetic. As in PyTorch,
+//! both operands must have the same dtype (no promotion) and `bool` is refused.
+//!
+//! A batched product is one `gemm` call per matrix of the broadcast batch: each call gets
+//! pointers computed from the batch strides (0 for a broadcast batch dim). Large matrices
+//! are split across threads by `gemm` itself; many small ones are spread over rayon
+//! workers, one matrix each.
+
+use rayon::prelude::*;
+use smallvec::SmallVec;
+
+use super::elementwise::binary_into;
+use super::engine::GRAIN;
+use super::plan::promote_types;
+use crate::dtype::{DType, Element};
+use crate::error::{Error, Result};
+use crate::layout::broadcast::broadcast_shapes;
+use crate::layout::checked_numel;
+use crate::storage::borrow;
+use crate::tensor::Tensor;
+use crate::with_dtype;
+
+/// `m·n·k` from which one product is split across threads by `gemm`.
+const PAR_WORK: usize = 64 * 64 * 64;
+
+/// `gemm::f16` must be strata's `half::f16`, or `gemm` would reject it at run time.
+const _: fn(gemm::f16) -> half::f16 = |x| x;
+
+type Dims = SmallVec<[usize; 4]>;
+
+impl Tensor {
+    /// The matrix product of two tensors with NumPy's and PyTorch's `matmul` semantics:
+    ///
+    /// - 1-D · 1-D: the dot product, a 0-d tensor;
+    /// - 2-D · 2-D: the matrix product;
+    /// - a 1-D operand is promoted to a matrix by prepending (left) or appending (right) a
+    ///   dim of size 1, which is removed from the result;
+    /// - N-D: a batch of matrix products over the last two dims, the leading (batch) dims
+    ///   broadcast together.
+    ///
+    /// Both tensors must have the same dtype (no promotion, as in PyTorch); `bool` is not
+    /// supported. Strided, transposed, flipped and broadcast operands are read in place. The
+    /// result is a fresh contiguous tensor.
+    ///
+    /// ```
+    /// use strata::{DType, Tensor};
+    /// let a = Tensor::arange(0, 6, 1, DType::F32)?.view(&[2, 3])?;
+    /// let p = a.matmul(&a.t()?)?; // a · aᵀ, no copy of aᵀ
+    /// assert_eq!(p.to_vec::<f32>()?, vec![5.0, 14.0, 14.0, 50.0]);
+    /// let v = Tensor::from_vec(vec![1.0f32, 1.0, 1.0], &[3])?;
+    /// assert_eq!(a.matmul(&v)?.shape(), &[2]);
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A 0-d operand, mismatched inner sizes or batch dims (PyTorch's texts), different
+    /// dtypes, `bool`, or a conflicting borrow of an operand's storage.
+    pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        const OP: &str = "matmul";
+        let (d1, d2) = (self.ndim(), other.ndim());
+        match (d1, d2) {
+            (0, _) | (_, 0) => Err(Error::shape(
+                OP,
+                format!(
+                    "both arguments to matmul need to be at least 1D, but they are {d1}D and {d2}D"
+                ),
+            )),
+            (1, 1) => dot_impl(OP, self, other),
+            (2, 1) => mv_impl(OP, self, other),
+            (1, 2) => mm_impl(OP, &self.unsqueeze(0)?, other)?.squeeze_dims(&[0]),
+            (2, 2) => mm_impl(OP, self, other),
+            _ => batched(OP, self, other),
+        }
+    }
+
+    /// The product of two matrices (2-D only; see [`matmul`](Self::matmul) for the general
+    /// op).
+    ///
+    /// # Errors
+    /// A non-2-D operand, `mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)`,
+    /// different dtypes, `bool`.
+    pub fn mm(&self, mat2: &Tensor) -> Result<Tensor> {
+        mm_impl("mm", self, mat2)
+    }
+
+    /// The product of a matrix and a vector.
+    ///
+    /// # Errors
+    /// Operands that are not 2-D and 1-D, mismatched sizes, different dtypes, `bool`.
+    pub fn mv(&self, vec: &Tensor) -> Result<Tensor> {
+        mv_impl("mv", self, vec)
+    }
+
+    /// A batch of matrix products: `[b, n, m] · [b, m, p] → [b, n, p]` (3-D only, equal
+    /// batch sizes, no broadcasting).
+    ///
+    /// # Errors
+    /// A non-3-D operand, `Expected size for first two dimensions of batch2 tensor to be:
+    /// [b, m] but got: [..].`, different dtypes, `bool`.
+    pub fn bmm(&self, mat2: &Tensor) -> Result<Tensor> {
+        const OP: &str = "bmm";
+        if self.ndim() != 3 {
+            return Err(Error::shape(OP, "batch1 must be a 3D tensor"));
+        }
+        if mat2.ndim() != 3 {
+            return Err(Error::shape(OP, "batch2 must be a 3D tensor"));
+        }
+        let (s1, s2) = (self.shape(), mat2.shape());
+        if s2[0] != s1[0] || s2[1] != s1[2] {
+            return Err(batch2_error(OP, s1[0], s1[2], s2[0], s2[1]));
+        }
+        check_dtypes(OP, self, mat2, Texts::BMM)?;
+        product(OP, self, mat2, &s1[..1])
+    }
+
+    /// The dot product of two 1-D tensors, as a 0-d tensor.
+    ///
+    /// # Errors
+    /// `1D tensors expected, but got 2D and 2D tensors`, different sizes or dtypes, `bool`.
+    pub fn dot(&self, other: &Tensor) -> Result<Tensor> {
+        dot_impl("dot", self, other)
+    }
+
+    /// The outer product of two 1-D tensors: `out[i, j] = self[i] · vec2[j]`. Unlike the
+    /// other products, and as in PyTorch, the dtypes are promoted and `bool` is allowed
+    /// (it is an elementwise product).
+    ///
+    /// # Errors
+    /// `outer: Expected 1-D argument self, but got 2-D`, or an unsupported promotion.
+    pub fn outer(&self, vec2: &Tensor) -> Result<Tensor> {
+        const OP: &str = "outer";
+        for (t, name) in [(self, "self"), (vec2, "vec2")] {
+            if t.ndim() != 1 {
+                return Err(Error::shape(
+                    OP,
+                    format!("Expected 1-D argument {name}, but got {}-D", t.ndim()),
+                ));
+            }
+        }
+        let dt = promote_types(self.dtype(), vec2.dtype())?;
+        let a = self.to_dtype(dt)?.unsqueeze(1)?;
+        let b = vec2.to_dtype(dt)?.unsqueeze(0)?;
+        let out = Tensor::zeros(&[self.shape()[0], vec2.shape()[0]], dt)?;
+        with_dtype!(dt, T => binary_into::<T, T, T, _>(OP, &out, &a, &b, |x, y| x.mul(y)))?;
+        Ok(out)
+    }
+}
+
+/// The error texts of one family of products (they differ in PyTorch).
+#[derive(Clone, Copy)]
+struct Texts {
+    /// The kernel name in `"<name>" not implemented for 'Bool'`.
+    kernel: &'static str,
+    /// How a dtype mismatch is worded.
+    mismatch: Mismatch,
+}
+
+#[derive(Clone, Copy)]
+enum Mismatch {
+    /// `mat1 and mat2 must have the same dtype, but got Float and Double`.
+    Mat,
+    /// `expected scalar type Float but found Double`.
+    Scalar,
+    /// `dot : expected both vectors to have same dtype, but found Float and Double`.
+    Dot,
+}
+
+impl Texts {
+    const MM: Texts = Texts {
+        kernel: "addmm_impl_cpu_",
+        mismatch: Mismatch::Mat,
+    };
+    const MV: Texts = Texts {
+        kernel: "addmv_impl_cpu",
+        mismatch: Mismatch::Scalar,
+    };
+    const BMM: Texts = Texts {
+        kernel: "bmm",
+        mismatch: Mismatch::Scalar,
+    };
+    const DOT: Texts = Texts {
+        kernel: "dot",
+        mismatch: Mismatch::Dot,
+    };
+}
+
+/// Equal dtypes, and not `bool`.
+fn check_dtypes(op: &'static str, a: &Tensor, b: &Tensor, texts: Texts) -> Result<()> {
+    let (x, y) = (a.dtype().legacy_name(), b.dtype().legacy_name());
+    if a.dtype() != b.dtype() {
+        return Err(Error::dtype(
+            op,
+            match texts.mismatch {
+                Mismatch::Mat => {
+                    format!("mat1 and mat2 must have the same dtype, but got {x} and {y}")
+                }
+                Mismatch::Scalar => format!("expected scalar type {x} but found {y}"),
+                Mismatch::Dot => {
+                    format!("dot : expected both vectors to have same dtype, but found {x} and {y}")
+                }
+            },
+        ));
+    }
+    if a.dtype() == DType::Bool {
+        return Err(Error::dtype(
+            op,
+            format!("\"{}\" not implemented for 'Bool'", texts.kernel),
+        ));
+    }
+    Ok(())
+}
+
+fn batch2_error(op: &'static str, bs: usize, k: usize, got0: usize, got1: usize) -> Error {
+    Error::shape(
+        op,
+        format!(
+            "Expected size for first two dimensions of batch2 tensor to be: [{bs}, {k}] but got: [{got0}, {got1}]."
+        ),
+    )
+}
+
+fn mm_shape_error(op: &'static str, m: usize, k1: usize, k2: usize, n: usize) -> Error {
+    Error::shape(
+        op,
+        format!("mat1 and mat2 shapes cannot be multiplied ({m}x{k1} and {k2}x{n})"),
+    )
+}
+
+fn mv_shape_error(op: &'static str, m: usize, k1: usize, k2: usize) -> Error {
+    Error::shape(
+        op,
+        format!("size mismatch, got input ({m}), mat ({m}x{k1}), vec ({k2})"),
+    )
+}
+
+fn mm_impl(op: &'static str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 2 {
+        return Err(Error::shape(op, "self must be a matrix"));
+    }
+    if b.ndim() != 2 {
+        return Err(Error::shape(op, "mat2 must be a matrix"));
+    }
+    let (sa, sb) = (a.shape(), b.shape());
+    if sa[1] != sb[0] {
+        return Err(mm_shape_error(op, sa[0], sa[1], sb[0], sb[1]));
+    }
+    check_dtypes(op, a, b, Texts::MM)?;
+    product(op, a, b, &[])
+}
+
+fn mv_impl(op: &'static str, a: &Tensor, v: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 2 || v.ndim() != 1 {
+        return Err(Error::shape(
+            op,
+            format!(
+                "vector + matrix @ vector expected, got 1, {}, {}",
+                a.ndim(),
+                v.ndim()
+            ),
+        ));
+    }
+    let (m, k) = (a.shape()[0], a.shape()[1]);
+    if v.shape()[0] != k {
+        return Err(mv_shape_error(op, m, k, v.shape()[0]));
+    }
+    check_dtypes(op, a, v, Texts::MV)?;
+    product(op, a, &v.unsqueeze(1)?, &[])?.view(&[m as i64])
+}
+
+fn dot_impl(op: &'static str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 1 || b.ndim() != 1 {
+        return Err(Error::shape(
+            op,
+            format!(
+                "1D tensors expected, but got {}D and {}D tensors",
+                a.ndim(),
+                b.ndim()
+            ),
+        ));
+    }
+    check_dtypes(op, a, b, Texts::DOT)?;
+    let (n1, n2) = (a.numel(), b.numel());
+    if n1 != n2 {
+        return Err(Error::shape(
+            op,
+            format!(
+                "inconsistent tensor size, expected tensor [{n1}] and src [{n2}] to have the same number of elements, but got {n1} and {n2} elements respectively"
+            ),
+        ));
+    }
+    product(op, &a.unsqueeze(0)?, &b.unsqueeze(1)?, &[])?.view(&[])
+}
+
+/// `matmul` with at least one operand of 3 or more dims.
+fn batched(op: &'static str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let (d1, d2) = (a.ndim(), b.ndim());
+    let to_i64 = |s: &[usize]| s.iter().map(|&x| x as i64).collect::<Vec<i64>>();
+    if d2 <= 2 {
+        // PyTorch folds the batch dims of `a` into its rows and calls mm/mv: a single
+        // product, when `a`'s batch and row dims can be viewed as one (no copy).
+        let sa = a.shape();
+        let k = sa[d1 - 1];
+        let rows = checked_numel(op, &sa[..d1 - 1])?;
+        if b.shape()[0] != k {
+            return Err(if d2 == 2 {
+                mm_shape_error(op, rows, k, b.shape()[0], b.shape()[1])
+            } else {
+                mv_shape_error(op, rows, k, b.shape()[0])
+            });
+        }
+        check_dtypes(op, a, b, if d2 == 2 { Texts::MM } else { Texts::MV })?;
+        if let Ok(folded) = a.view(&[rows as i64, k as i64]) {
+            let b2 = if d2 == 1 { b.unsqueeze(1)? } else { b.clone() };
+            let mut shape = sa[..d1 - 1].to_vec();
+            if d2 == 2 {
+                shape.push(b.shape()[1]);
+            }
+            return product(op, &folded, &b2, &[])?.view(&to_i64(&shape));
+        }
+    }
+    let a3 = if d1 == 1 { a.unsqueeze(0)? } else { a.clone() };
+    let b3 = if d2 == 1 { b.unsqueeze(1)? } else { b.clone() };
+    let (na, nb) = (a3.ndim(), b3.ndim());
+    let batch = broadcast_shapes(op, &a3.shape()[..na - 2], &b3.shape()[..nb - 2])?;
+    let (m, k1) = (a3.shape()[na - 2], a3.shape()[na - 1]);
+    let (k2, n) = (b3.shape()[nb - 2], b3.shape()[nb - 1]);
+    if k1 != k2 {
+        let bs = checked_numel(op, &batch)?;
+        return Err(batch2_error(op, bs, k1, bs, k2));
+    }
+    check_dtypes(op, a, b, Texts::BMM)?;
+    let out = product(op, &a3, &b3, &batch)?;
+    let mut shape = batch.to_vec();
+    if d1 > 1 {
+        shape.push(m);
+    }
+    if d2 > 1 {
+        shape.push(n);
+    }
+    out.view(&to_i64(&shape))
+}
+
+/// True when the storage's base pointer is aligned for elements of `dtype` (every element
+/// then is: offsets are whole elements).
+fn aligned(t: &Tensor) -> bool {
+    (t.storage().data_ptr() as usize) % t.dtype().itemsize() == 0
+}
+
+/// The core: `a` of shape `[.., m, k]` times `b` of shape `[.., k, n]`, whose leading
+/// dims broadcast to `batch`, into a fresh contiguous `[batch.., m, n]`. Shapes and dtypes
+/// were checked by the caller (same dtype, not bool).
+fn product(op: &'static str, a: &Tensor, b: &Tensor, batch: &[usize]) -> Result<Tensor> {
+    product_with(op, a, b, batch, true)
+}
+
+/// [`product`], with `gemm` allowed or not (tests compare the two kernels).
+fn product_with(
+    op: &'static str,
+    a: &Tensor,
+    b: &Tensor,
+    batch: &[usize],
+    allow_gemm: bool,
+) -> Result<Tensor> {
+    let dt = a.dtype();
+    let (na, nb) = (a.ndim(), b.ndim());
+    let (m, k, n) = (a.shape()[na - 2], a.shape()[na - 1], b.shape()[nb - 1]);
+    // Half-precision products accumulate in f32, as PyTorch's do, and round once at the
+    // end: bf16 always goes through f32; f16 too for matrix·vector shapes, where `gemm`
+    // would accumulate in f16 (its gemv kernels round the output after every step), and
+    // where `gemm` cannot be used (the plain kernel accumulates in the element type).
+    let gemm_ok = allow_gemm && aligned(a) && aligned(b);
+    if dt == DType::BF16 || (dt == DType::F16 && (m.min(n) <= 1 || !gemm_ok)) {
+        let (a, b) = (a.to_dtype(DType::F32)?, b.to_dtype(DType::F32)?);
+        let p = product_with(op, &a, &b, batch, allow_gemm)?;
+        return p.to_dtype(dt);
+    }
+    let mut out_shape: Dims = batch.iter().copied().collect();
+    out_shape.extend([m, n]);
+    let out = Tensor::zeros(&out_shape, dt)?;
+    if out.numel() == 0 || k == 0 {
+        return Ok(out);
+    }
+    // `gemm` dereferences typed pointers: an operand in foreign memory that is not aligned
+    // for its dtype is read from an aligned copy instead (rare; `Element::load` elsewhere
+    // tolerates it).
+    let a = if aligned(a) {
+        a.clone()
+    } else {
+        a.contiguous_copy()?
+    };
+    let b = if aligned(b) {
+        b.clone()
+    } else {
+        b.contiguous_copy()?
+    };
+    let expand = |t: &Tensor, r: usize, c: usize| {
+        let target: Vec<i64> = batch.iter().chain(&[r, c]).map(|&x| x as i64).collect();
+        t.layout().expand(&target)
+    };
+    let (la, lb) = (expand(&a, m, k)?, expand(&b, k, n)?);
+    let nd = batch.len();
+    let _g = borrow::acquire(
+        op,
+        &[
+            (out.storage(), true),
+            (a.storage(), false),
+            (b.storage(), false),
+        ],
+    )?;
+    let item = dt.itemsize();
+    // Pointers are read under the borrows, so they stay valid until `_g` drops (S3).
+    let side = |l: &crate::layout::Layout, base: *mut u8| Side {
+        ptr: base.wrapping_add(l.offset() * item),
+        batch_strides: l.strides()[..nd].iter().copied().collect(),
+        rs: l.strides()[nd],
+        cs: l.strides()[nd + 1],
+    };
+    let job = Job {
+        m,
+        n,
+        k,
+        batch,
+        count: checked_numel(op, batch)?,
+        a: side(&la, a.storage().data_ptr()),
+        b: side(&lb, b.storage().data_ptr()),
+        out: out.storage().data_ptr(),
+        use_gemm: allow_gemm && aligned(&a) && aligned(&b) && aligned(&out),
+    };
+    // SAFETY: `la`/`lb` are `a`/`b` broadcast to `[batch.., m, k]`/`[batch.., k, n]`, so
+    // every element `[i.., r, c]` they describe is an element of `a`/`b` and lies inside
+    // its storage (L4); `out` is a fresh contiguous `[batch.., m, n]`, and its
+    // `count·m·n` elements are its whole storage. The storages are borrowed above
+    // (shared for the inputs, exclusive for `out`, a storage nobody else has yet) for the
+    // whole call (S3, S4), hold initialised bytes (S5), and `out` is writable (fresh CPU
+    // memory, S1). `use_gemm` is only set when every base pointer is aligned for `T`.
+    with_dtype!(dt, T => unsafe { T::run(&job) });
+    Ok(out)
+}
+
+/// One operand of a batched product: element `[i.., r, c]` is at
+/// `ptr + (Σ i·batch_strides + r·rs + c·cs)·itemsize`.
+struct Side {
+    ptr: *mut u8,
+    batch_strides: SmallVec<[isize; 4]>,
+    rs: isize,
+    cs: isize,
+}
+
+/// A batched product to run: `count` matrices `out[i] = a[i] · b[i]`, `out` contiguous.
+struct Job<'a> {
+    m: usize,
+    n: usize,
+    k: usize,
+    batch: &'a [usize],
+    count: usize,
+    a: Side,
+    b: Side,
+    out: *mut u8,
+    use_gemm: bool,
+}
+
+// SAFETY: the pointers address storages the op keeps alive and borrowed for the whole
+// `run` call (S3, S4); workers only read the inputs and write disjoint output matrices or
+// rows (`out` is fresh and contiguous, so distinct batch/row indices never share memory).
+unsafe impl Sync for Job<'_> {}
+
+impl Job<'_> {
+    /// Typed pointers to matrix `i` (row-major over the batch shape) of `a`, `b`, `out`.
+    fn at<T>(&self, i: usize) -> (*const T, *const T, *mut T) {
+        let (mut oa, mut ob) = (0isize, 0isize);
+        let mut rem = i;
+        for d in (0..self.batch.len()).rev() {
+            let idx = (rem % self.batch[d]) as isize;
+            rem /= self.batch[d];
+            oa += idx * self.a.batch_strides[d];
+            ob += idx * self.b.batch_strides[d];
+        }
+        (
+            (self.a.ptr as *const T).wrapping_offset(oa),
+            (self.b.ptr as *const T).wrapping_offset(ob),
+            (self.out as *mut T).wrapping_add(i * self.m * self.n),
+        )
+    }
+}
+
+/// Arithmetic for the plain kernels: integers wrap (as in PyTorch), half types round
+/// after each operation, `bool` is and/or.
+trait Arith: Element {
+    /// `self · other`.
+    fn mul(self, other: Self) -> Self;
+    /// `self + other`.
+    fn add(self, other: Self) -> Self;
+}
+
+macro_rules! arith_int {
+    ($($t:ty),*) => {$(
+        impl Arith for $t {
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self { self.wrapping_mul(o) }
+            #[inline(always)]
+            fn add(self, o: Self) -> Self { self.wrapping_add(o) }
+        }
+    )*};
+}
+arith_int!(u8, i8, i16, u16, i32, u32, i64, u64);
+
+macro_rules! arith_float {
+    ($($t:ty),*) => {$(
+        impl Arith for $t {
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self { self * o }
+            #[inline(always)]
+            fn add(self, o: Self) -> Self { self + o }
+        }
+    )*};
+}
+arith_float!(f32, f64, half::f16, half::bf16);
+
+impl Arith for bool {
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self {
+        self & o
+    }
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        self | o
+    }
+}
+
+/// Per-dtype choice of kernel: `gemm` for f32, f64 and f16, the plain kernel otherwise.
+trait MatElem: Arith {
+    /// Runs `job`.
+    ///
+    /// # Safety
+    /// Every element `job` describes must be readable (inputs) or writable (`out`, not
+    /// aliased by anything else) for the duration of the call, and `job.use_gemm` may only
+    /// be set when the base pointers are aligned for `Self`.
+    unsafe fn run(job: &Job<'_>) {
+        // SAFETY: forwarded from the caller.
+        unsafe { plain::<Self>(job) }
+    }
+}
+
+macro_rules! mat_plain {
+    ($($t:ty),*) => {$( impl MatElem for $t {} )*};
+}
+mat_plain!(bool, u8, i8, i16, u16, i32, u32, i64, u64, half::bf16);
+
+macro_rules! mat_gemm {
+    ($($t:ty),*) => {$(
+        impl MatElem for $t {
+            unsafe fn run(job: &Job<'_>) {
+                // SAFETY: forwarded from the caller, who sets `use_gemm` only for aligned
+                // pointers.
+                unsafe {
+                    if job.use_gemm {
+                        with_gemm::<$t>(job)
+                    } else {
+                        plain::<$t>(job)
+                    }
+                }
+            }
+        }
+    )*};
+}
+mat_gemm!(f32, f64, half::f16);
+
+/// The scalars `gemm` multiplies.
+trait GemmScalar: Copy + Send + Sync + 'static {
+    const ZERO: Self;
+    const ONE: Self;
+}
+impl GemmScalar for f32 {
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+}
+impl GemmScalar for f64 {
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+}
+impl GemmScalar for half::f16 {
+    const ZERO: Self = half::f16::ZERO;
+    const ONE: Self = half::f16::ONE;
+}
+
+/// Every matrix of `job` through `gemm`, with the operands' own strides.
+///
+/// # Safety
+/// As for [`MatElem::run`], with aligned base pointers.
+unsafe fn with_gemm<T: GemmScalar>(job: &Job<'_>) {
+    let (m, n, k) = (job.m, job.n, job.k);
+    let work = m.saturating_mul(n).saturating_mul(k);
+    let threads = rayon::current_num_threads();
+    let one = |i: usize, par: gemm::Parallelism| {
+        let (a, b, o) = job.at::<T>(i);
+        // SAFETY: `a`/`b` point at element `[i.., 0, 0]` of their operands and every
+        // element `r·rs + c·cs` (`r < m`, `c < k` for `a`; `r < k`, `c < n` for `b`) is an
+        // element of the operand, inside its borrowed storage (L4, S4); gemm reads exactly
+        // those. `o` is matrix `i` of the contiguous output (row stride n, column stride 1),
+        // written only by this call (S4: exclusive borrow; distinct `i` are disjoint).
+        // All pointers are aligned for `T` (caller). `read_dst = false`: dst := 1·a·b.
+        unsafe {
+            gemm::gemm(
+                m,
+                n,
+                k,
+                o,
+                1,
+                n as isize,
+                false,
+                a,
+                job.a.cs,
+                job.a.rs,
+                b,
+                job.b.cs,
+                job.b.rs,
+                T::ZERO,
+                T::ONE,
+                false,
+                false,
+                false,
+                par,
+            )
+        }
+    };
+    if threads > 1 && work >= PAR_WORK {
+        // Big matrices: gemm splits each one across the pool.
+        (0..job.count).for_each(|i| one(i, gemm::Parallelism::Rayon(threads)));
+    } else if threads > 1 && job.count > 1 && work.saturating_mul(job.count) >= PAR_WORK {
+        // Many small matrices: one per task.
+        (0..job.count)
+            .into_par_iter()
+            .with_min_len(PAR_WORK.div_ceil(work.max(1)))
+            .for_each(|i| one(i, gemm::Parallelism::None));
+    } else {
+        (0..job.count).for_each(|i| one(i, gemm::Parallelism::None));
+    }
+}
+
+/// Every matrix of `job` with a plain strided kernel (rows in parallel when large):
+/// `out[r, :] = Σ_c a[r, c] · b[c, :]`, in i-k-j order so `b` and `out` stream by rows.
+///
+/// # Safety
+/// As for [`MatElem::run`]; alignment is not needed.
+unsafe fn plain<T: Arith>(job: &Job<'_>) {
+    let (m, n, k) = (job.m, job.n, job.k);
+    let (a_cs, b_rs, b_cs) = (job.a.cs, job.b.rs, job.b.cs);
+    let row = |r: usize| {
+        let (a, b, o) = job.at::<T>(r / m);
+        let i = (r % m) as isize;
+        let a_row = a.wrapping_offset(i * job.a.rs) as *const u8;
+        let o_row = o.wrapping_offset(i * n as isize) as *mut u8;
+        let (b, isz) = (b as *const u8, size_of::<T>() as isize);
+        // SAFETY: `a_row + c·a_cs` (`c < k`) and `b + (c·b_rs + j·b_cs)` (`j < n`) are
+        // elements of the inputs inside their borrowed storages (L4, S4); `o_row + j`
+        // (`j < n`) is row `r` of the output, written by this task only (distinct rows are
+        // disjoint; exclusive borrow). `load`/`store` tolerate unaligned pointers.
+        unsafe {
+            for c in 0..k as isize {
+                let x = T::load(a_row.offset(c * a_cs * isz));
+                let b_row = b.offset(c * b_rs * isz);
+                if b_cs == 1 {
+                    for j in 0..n as isize {
+                        let p = o_row.offset(j * isz);
+                        T::load(p)
+                            .add(x.mul(T::load(b_row.offset(j * isz))))
+                            .store(p);
+                    }
+                } else {
+                    for j in 0..n as isize {
+                        let p = o_row.offset(j * isz);
+                        T::load(p)
+                            .add(x.mul(T::load(b_row.offset(j * b_cs * isz))))
+                            .store(p);
+                    }
+                }
+            }
+        }
+    };
+    let rows = job.count * m;
+    let per_row = n.saturating_mul(k).max(1);
+    if rows > 1 && rows.saturating_mul(per_row) >= 4 * GRAIN && rayon::current_num_threads() > 1 {
+        (0..rows)
+            .into_par_iter()
+            .with_min_len(GRAIN.div_ceil(per_row))
+            .for_each(row);
+    } else {
+        (0..rows).for_each(row);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_texts_follow_pytorch() {
+        let z = |s: &[usize], dt| Tensor::zeros(s, dt).unwrap();
+        let f = DType::F32;
+        let e = z(&[2, 3], f).mm(&z(&[4, 5], f)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "mm: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"
+        );
+        let e = z(&[2, 2, 3], f).bmm(&z(&[2, 4, 5], f)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "bmm: Expected size for first two dimensions of batch2 tensor to be: [2, 3] but got: [2, 4]."
+        );
+        let e = z(&[2, 2], f).dot(&z(&[2, 2], f)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "dot: 1D tensors expected, but got 2D and 2D tensors"
+        );
+        let e = z(&[2], f).matmul(&z(&[], f)).unwrap_err();
+        assert!(e.to_string().contains("they are 1D and 0D"));
+    }
+
+    /// The plain kernel (used for unaligned foreign memory) agrees with `gemm` on strided
+    /// float operands.
+    #[test]
+    fn plain_kernel_matches_gemm() -> Result<()> {
+        for dt in [DType::F32, DType::F64, DType::F16] {
+            let a = Tensor::rand(&[2, 9, 7], DType::F64, 1)?
+                .to_dtype(dt)?
+                .transpose(1, 2)?
+                .flip(&[1])?;
+            let b = Tensor::rand(&[18, 11], DType::F64, 2)?
+                .to_dtype(dt)?
+                .slice(0, None, None, -2)?;
+            let g = product_with("t", &a, &b, &[2], true)?;
+            let p = product_with("t", &a, &b, &[2], false)?;
+            assert_eq!(g.shape(), &[2, 7, 11]);
+            let g = g.to_dtype(DType::F64)?.to_vec::<f64>()?;
+            let p = p.to_dtype(DType::F64)?.to_vec::<f64>()?;
+            for (x, y) in g.iter().zip(&p) {
+                assert!((x - y).abs() < 2e-2, "{dt}: {x} vs {y}");
+            }
+        }
+        Ok(())
+    }
+}

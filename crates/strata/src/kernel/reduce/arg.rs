@@ -1,0 +1,240 @@
+//! Arg-reductions over one dim: the extreme value and the index of its first occurrence
+//! (`NaN` counts as the extreme, as in PyTorch), for `max(dim)`, `min(dim)`, `argmax`
+//! and `argmin`.
+//!
+//! The result is exact whatever the split, so any parallel split gives the sequential
+//! answer: blocks are combined left to right, a later block winning only when strictly
+//! better.
+
+use rayon::prelude::*;
+
+use super::geom::{count, in_bytes, out_bytes, sizes, Geom, Odometer};
+use super::ops::{better_max, better_min, Extreme, Summable};
+use super::run::fold_run;
+use super::run::Shared;
+use crate::dtype::Element;
+use crate::kernel::engine::GRAIN;
+
+/// Elements per block of the two-pass scan of a contiguous run.
+const SCAN_BLOCK: usize = 512;
+/// Elements per parallel block of one long run.
+const BLOCK: usize = 1 << 16;
+/// Output elements per vertical column block.
+const VBLOCK: usize = 1024;
+
+/// Output pointers: values (optional, of the input dtype) and int64 indices, both at
+/// element 0 of fresh contiguous tensors of the same shape.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ArgOut {
+    /// Values, if wanted.
+    pub vals: Option<*mut u8>,
+    /// Indices (`i64`).
+    pub idx: *mut u8,
+}
+
+#[inline(always)]
+fn better<T: PartialOrd, const MAX: bool>(cand: T, best: T) -> bool {
+    if MAX {
+        better_max(cand, best)
+    } else {
+        better_min(cand, best)
+    }
+}
+
+/// Best of `n ≥ 1` elements from `p` at byte stride `s`, with its index.
+///
+/// Contiguous runs go block by block: a vectorised fold finds each block's extreme, and
+/// only a block that beats the best so far is searched for its first occurrence (which
+/// is then the answer so far: the sequential scan's result, exactly).
+///
+/// # Safety
+/// The `n` elements must be readable.
+#[inline(always)]
+unsafe fn scan<T: Summable, const MAX: bool>(p: *const u8, n: usize, s: isize) -> (T, usize) {
+    let isz = size_of::<T>();
+    // SAFETY: element 0 and every `i·s`, `i < n`, are readable.
+    unsafe {
+        if s != isz as isize || n < 2 * SCAN_BLOCK {
+            return scan_plain::<T, MAX>(p, n, s);
+        }
+        let op = Extreme::<T, MAX>::default();
+        let (mut best, mut bi) = (T::load(p), 0);
+        let mut lo = 0;
+        while lo < n {
+            let len = SCAN_BLOCK.min(n - lo);
+            let q = p.add(lo * isz);
+            let m: T = fold_run(&op, q, len, s);
+            if better::<T, MAX>(m, best) {
+                #[allow(clippy::eq_op)]
+                let nan = m != m;
+                for i in 0..len {
+                    let x = T::load(q.add(i * isz));
+                    #[allow(clippy::eq_op)]
+                    if x == m || (nan && x != x) {
+                        best = x;
+                        bi = lo + i;
+                        break;
+                    }
+                }
+            }
+            lo += len;
+        }
+        (best, bi)
+    }
+}
+
+/// The sequential scan.
+///
+/// # Safety
+/// As for [`scan`].
+#[inline(always)]
+unsafe fn scan_plain<T: Summable, const MAX: bool>(p: *const u8, n: usize, s: isize) -> (T, usize) {
+    // SAFETY: element 0 and every `i·s`, `i < n`, are readable.
+    unsafe {
+        let mut best = T::load(p);
+        let mut bi = 0;
+        for i in 1..n {
+            let v = T::load(p.offset(i as isize * s));
+            if better::<T, MAX>(v, best) {
+                best = v;
+                bi = i;
+            }
+        }
+        (best, bi)
+    }
+}
+
+/// Best of a long run, in parallel blocks when allowed.
+///
+/// # Safety
+/// As for [`scan`].
+unsafe fn scan_run<T: Summable, const MAX: bool>(
+    p: *const u8,
+    n: usize,
+    s: isize,
+    par: bool,
+) -> (T, usize) {
+    if !par || n < 2 * BLOCK {
+        // SAFETY: forwarded.
+        return unsafe { scan::<T, MAX>(p, n, s) };
+    }
+    let base = Shared(p);
+    let parts: Vec<(T, usize)> = (0..n.div_ceil(BLOCK))
+        .into_par_iter()
+        .map(|b| {
+            let lo = b * BLOCK;
+            let len = BLOCK.min(n - lo);
+            // SAFETY: a block of the run.
+            let (v, i) = unsafe { scan::<T, MAX>(base.get().offset(lo as isize * s), len, s) };
+            (v, i + lo)
+        })
+        .collect();
+    let mut best = parts[0];
+    for &c in &parts[1..] {
+        if better::<T, MAX>(c.0, best.0) {
+            best = c;
+        }
+    }
+    best
+}
+
+/// Writes, for every output element of `g.kept`, the best of its `g.red` elements (at
+/// most one reduced dim) and that element's index along the dim.
+///
+/// # Safety
+/// `inp` must be the base of a storage holding every input element `g` addresses and
+/// the output pointers valid for every output element it addresses (bounds-checked
+/// layouts, L4, of live storages, S1, borrowed by the caller, S4); the outputs are fresh.
+pub(crate) unsafe fn arg_fold<T: Summable, const MAX: bool>(
+    g: &Geom,
+    inp: *const u8,
+    out: ArgOut,
+    parallel: bool,
+) {
+    debug_assert!(g.red.len() <= 1);
+    let isz = size_of::<T>();
+    let (rn, rs) = g.red.first().map_or((1, 0), |d| (d.n, d.si * isz as isize));
+    let total = count(&g.kept) * rn;
+    let par = parallel && rayon::current_num_threads() > 1 && total >= GRAIN;
+    let in0 = Shared(inp.wrapping_offset(g.in_off * isz as isize));
+    let vals0 = Shared(
+        out.vals
+            .map(|v| v.wrapping_offset(g.out_off * isz as isize)),
+    );
+    let idx0 = Shared(out.idx.wrapping_offset(g.out_off * 8));
+    let put = |oe: isize, v: T, i: usize| {
+        // SAFETY: output element `oe` of the fresh outputs; each is written by one job.
+        unsafe {
+            if let Some(vp) = vals0.get() {
+                v.store(vp.offset(oe * isz as isize));
+            }
+            (i as i64).store(idx0.get().offset(oe * 8));
+        }
+    };
+    if g.horizontal() {
+        let shape = sizes(&g.kept);
+        let si = in_bytes(&g.kept, isz);
+        let so = out_bytes(&g.kept, 1);
+        let nout = count(&g.kept);
+        let range = |lo: usize, hi: usize, inner: bool| {
+            let mut od = Odometer::<2>::new(&shape, [si.clone(), so.clone()], lo);
+            for _ in lo..hi {
+                let [io, oe] = od.off;
+                // SAFETY: the run of output `oe` (caller's contract).
+                let (v, i) = unsafe { scan_run::<T, MAX>(in0.get().offset(io), rn, rs, inner) };
+                put(oe, v, i);
+                od.step();
+            }
+        };
+        let threads = rayon::current_num_threads();
+        if par && nout >= 2 * threads {
+            let per = nout.div_ceil(threads * 8);
+            (0..nout.div_ceil(per))
+                .into_par_iter()
+                .for_each(|c| range(c * per, ((c + 1) * per).min(nout), false));
+        } else {
+            range(0, nout, par);
+        }
+        return;
+    }
+    // Vertical: the fastest kept dim streams, the reduced dim is walked row by row.
+    let Some(v) = g.kept.last() else { return };
+    let (nv, sv, svo) = (v.n, v.si * isz as isize, v.so);
+    let outer = &g.kept[..g.kept.len() - 1];
+    let shape = sizes(outer);
+    let si = in_bytes(outer, isz);
+    let so = out_bytes(outer, 1);
+    let nb = nv.div_ceil(VBLOCK);
+    let jobs = count(outer) * nb;
+    let job = |j: usize| {
+        let (po, bi) = (j / nb, j % nb);
+        let [io, oe] = Odometer::<2>::new(&shape, [si.clone(), so.clone()], po).off;
+        let j0 = bi * VBLOCK;
+        let len = VBLOCK.min(nv - j0);
+        let base = in0.get().wrapping_offset(io + j0 as isize * sv);
+        let mut best: Vec<T> = (0..len)
+            // SAFETY: row 0 of this block.
+            .map(|jj| unsafe { T::load(base.offset(jj as isize * sv)) })
+            .collect();
+        let mut idx = vec![0usize; len];
+        for r in 1..rn {
+            let row = base.wrapping_offset(r as isize * rs);
+            for (jj, (b, ix)) in best.iter_mut().zip(idx.iter_mut()).enumerate() {
+                // SAFETY: element `jj` of row `r` of this block.
+                let x = unsafe { T::load(row.offset(jj as isize * sv)) };
+                // Branch-free, so the column loop vectorises.
+                let t = better::<T, MAX>(x, *b);
+                *b = if t { x } else { *b };
+                *ix = if t { r } else { *ix };
+            }
+        }
+        for jj in 0..len {
+            put(oe + (j0 + jj) as isize * svo, best[jj], idx[jj]);
+        }
+    };
+    if par && jobs > 1 {
+        (0..jobs).into_par_iter().for_each(job);
+    } else {
+        (0..jobs).for_each(job);
+    }
+}

@@ -1,0 +1,477 @@
+//! Reduction operators: what is accumulated, in which type, and how the result is made.
+//!
+//! A reduction of `x₀ … xₙ₋₁` into one output element is
+//! `finish(combine(… combine(identity, map(x₀)) …, map(xₙ₋₁)), n)`, where `combine` is
+//! associative (exactly, or up to rounding for float sums, which the drivers associate
+//! pairwise). `map` and `finish` also see `aux`, a per-output `f64` (the mean for a
+//! variance, the maximum for a log-sum-exp; 0 when the op has none).
+
+use std::marker::PhantomData;
+
+use half::{bf16, f16};
+
+use crate::dtype::Element;
+
+/// An accumulator type: `i64` (wrapping, like PyTorch's integer sums), `f32` or `f64`.
+pub(crate) trait Num: Copy + Send + Sync + PartialOrd + 'static {
+    /// Additive identity.
+    const ZERO: Self;
+    /// Multiplicative identity.
+    const ONE: Self;
+    /// Addition (wrapping for `i64`).
+    fn add(self, o: Self) -> Self;
+    /// Multiplication (wrapping for `i64`).
+    fn mul(self, o: Self) -> Self;
+}
+
+impl Num for i64 {
+    const ZERO: Self = 0;
+    const ONE: Self = 1;
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        self.wrapping_add(o)
+    }
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self {
+        self.wrapping_mul(o)
+    }
+}
+
+macro_rules! float_num {
+    ($($t:ty),*) => {$(
+        impl Num for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                self + o
+            }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self {
+                self * o
+            }
+        }
+    )*};
+}
+float_num!(f32, f64);
+
+/// Element types with PyTorch's sum rules: bool and integers accumulate in `i64` and give
+/// int64; `f16`/`bf16` accumulate in `f32` and give their own dtype; `f32`/`f64` stay.
+pub(crate) trait Summable: Element + PartialOrd {
+    /// Accumulator of `sum`/`prod`/`mean`.
+    type Acc: Num;
+    /// Result element of `sum`/`prod`.
+    type Out: Element;
+    /// Accumulator of cumulative ops (PyTorch's CPU `acc_type`: `f64` for `f32`).
+    type ScanAcc: Num;
+    /// Into the accumulator.
+    fn acc(self) -> Self::Acc;
+    /// From the accumulator to the result.
+    fn out(a: Self::Acc) -> Self::Out;
+    /// Into the scan accumulator.
+    fn scan_acc(self) -> Self::ScanAcc;
+    /// From the scan accumulator to the result.
+    fn scan_out(a: Self::ScanAcc) -> Self::Out;
+    /// The smallest value (−∞ for floats).
+    fn lowest() -> Self;
+    /// The largest value (+∞ for floats).
+    fn highest() -> Self;
+}
+
+macro_rules! int_summable {
+    ($($t:ty: $lo:expr, $hi:expr);*) => {$(
+        impl Summable for $t {
+            type Acc = i64;
+            type Out = i64;
+            type ScanAcc = i64;
+            #[inline(always)]
+            fn acc(self) -> i64 {
+                self.to_i64()
+            }
+            #[inline(always)]
+            fn out(a: i64) -> i64 {
+                a
+            }
+            #[inline(always)]
+            fn scan_acc(self) -> i64 {
+                self.to_i64()
+            }
+            #[inline(always)]
+            fn scan_out(a: i64) -> i64 {
+                a
+            }
+            fn lowest() -> Self {
+                $lo
+            }
+            fn highest() -> Self {
+                $hi
+            }
+        }
+    )*};
+}
+int_summable!(
+    bool: false, true;
+    u8: u8::MIN, u8::MAX;
+    i8: i8::MIN, i8::MAX;
+    i16: i16::MIN, i16::MAX;
+    u16: u16::MIN, u16::MAX;
+    i32: i32::MIN, i32::MAX;
+    u32: u32::MIN, u32::MAX;
+    i64: i64::MIN, i64::MAX;
+    u64: u64::MIN, u64::MAX
+);
+
+macro_rules! float_summable {
+    ($($t:ty: $acc:ty, $scan:ty, $to:expr, $from:expr, $to_s:expr, $from_s:expr);*) => {$(
+        impl Summable for $t {
+            type Acc = $acc;
+            type Out = $t;
+            type ScanAcc = $scan;
+            #[inline(always)]
+            fn acc(self) -> $acc {
+                ($to)(self)
+            }
+            #[inline(always)]
+            fn out(a: $acc) -> $t {
+                ($from)(a)
+            }
+            #[inline(always)]
+            fn scan_acc(self) -> $scan {
+                ($to_s)(self)
+            }
+            #[inline(always)]
+            fn scan_out(a: $scan) -> $t {
+                ($from_s)(a)
+            }
+            fn lowest() -> Self {
+                <$t>::NEG_INFINITY
+            }
+            fn highest() -> Self {
+                <$t>::INFINITY
+            }
+        }
+    )*};
+}
+float_summable!(
+    f16: f32, f32, f16::to_f32, f16::from_f32, f16::to_f32, f16::from_f32;
+    bf16: f32, f32, bf16::to_f32, bf16::from_f32, bf16::to_f32, bf16::from_f32;
+    f32: f32, f64, |v: f32| v, |v: f32| v, |v: f32| v as f64, |v: f64| v as f32;
+    f64: f64, f64, |v: f64| v, |v: f64| v, |v: f64| v, |v: f64| v
+);
+
+/// `NaN`-propagating maximum step: `cand` replaces `best` when greater, or when it is
+/// `NaN` (then nothing replaces it). Equal values keep `best` (first occurrence).
+#[inline(always)]
+pub(crate) fn better_max<T: PartialOrd>(cand: T, best: T) -> bool {
+    // Non-short-circuit `|`/`&` keep this branch-free, so folds over it vectorise.
+    #[allow(clippy::eq_op)]
+    let nan = (cand != cand) & (best == best);
+    (cand > best) | nan
+}
+
+/// `NaN`-propagating minimum step (see [`better_max`]).
+#[inline(always)]
+pub(crate) fn better_min<T: PartialOrd>(cand: T, best: T) -> bool {
+    #[allow(clippy::eq_op)]
+    let nan = (cand != cand) & (best == best);
+    (cand < best) | nan
+}
+
+/// A fold over elements into one output element.
+pub(crate) trait ReduceOp: Sync {
+    /// Input element.
+    type In: Element;
+    /// Accumulator.
+    type Acc: Copy + Send + Sync + 'static;
+    /// Output element.
+    type Out: Element;
+    /// True when the association order affects the result's accuracy (float sums): the
+    /// drivers then fold in small blocks combined pairwise.
+    const PAIRWISE: bool;
+    /// Neutral accumulator.
+    fn identity(&self) -> Self::Acc;
+    /// One input element as an accumulator.
+    fn map(&self, x: Self::In, aux: f64) -> Self::Acc;
+    /// Associative combination.
+    fn combine(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// The output from the folded accumulator of `n` elements.
+    fn finish(&self, a: Self::Acc, n: usize, aux: f64) -> Self::Out;
+}
+
+/// `sum`.
+#[derive(Debug, Default)]
+pub(crate) struct Sum<T>(PhantomData<T>);
+
+impl<T: Summable> ReduceOp for Sum<T> {
+    type In = T;
+    type Acc = T::Acc;
+    type Out = T::Out;
+    const PAIRWISE: bool = T::DTYPE.is_float();
+    #[inline(always)]
+    fn identity(&self) -> T::Acc {
+        T::Acc::ZERO
+    }
+    #[inline(always)]
+    fn map(&self, x: T, _: f64) -> T::Acc {
+        x.acc()
+    }
+    #[inline(always)]
+    fn combine(&self, a: T::Acc, b: T::Acc) -> T::Acc {
+        a.add(b)
+    }
+    #[inline(always)]
+    fn finish(&self, a: T::Acc, _: usize, _: f64) -> T::Out {
+        T::out(a)
+    }
+}
+
+/// `prod`.
+#[derive(Debug, Default)]
+pub(crate) struct Prod<T>(PhantomData<T>);
+
+impl<T: Summable> ReduceOp for Prod<T> {
+    type In = T;
+    type Acc = T::Acc;
+    type Out = T::Out;
+    const PAIRWISE: bool = false;
+    #[inline(always)]
+    fn identity(&self) -> T::Acc {
+        T::Acc::ONE
+    }
+    #[inline(always)]
+    fn map(&self, x: T, _: f64) -> T::Acc {
+        x.acc()
+    }
+    #[inline(always)]
+    fn combine(&self, a: T::Acc, b: T::Acc) -> T::Acc {
+        a.mul(b)
+    }
+    #[inline(always)]
+    fn finish(&self, a: T::Acc, _: usize, _: f64) -> T::Out {
+        T::out(a)
+    }
+}
+
+/// `mean` of a float dtype: the sum (accumulated as `sum` does) over `n`, `NaN` when
+/// `n = 0`.
+#[derive(Debug, Default)]
+pub(crate) struct Mean<T>(PhantomData<T>);
+
+impl<T: Summable> ReduceOp for Mean<T> {
+    type In = T;
+    type Acc = T::Acc;
+    type Out = T;
+    const PAIRWISE: bool = true;
+    #[inline(always)]
+    fn identity(&self) -> T::Acc {
+        T::Acc::ZERO
+    }
+    #[inline(always)]
+    fn map(&self, x: T, _: f64) -> T::Acc {
+        x.acc()
+    }
+    #[inline(always)]
+    fn combine(&self, a: T::Acc, b: T::Acc) -> T::Acc {
+        a.add(b)
+    }
+    #[inline(always)]
+    fn finish(&self, a: T::Acc, n: usize, _: f64) -> T {
+        T::from_f64(T::out(a).to_f64() / n as f64)
+    }
+}
+
+/// `amax` (`MAX = true`) or `amin`: `NaN` propagates.
+#[derive(Debug, Default)]
+pub(crate) struct Extreme<T, const MAX: bool>(PhantomData<T>);
+
+impl<T: Summable, const MAX: bool> ReduceOp for Extreme<T, MAX> {
+    type In = T;
+    type Acc = T;
+    type Out = T;
+    const PAIRWISE: bool = false;
+    #[inline(always)]
+    fn identity(&self) -> T {
+        if MAX {
+            T::lowest()
+        } else {
+            T::highest()
+        }
+    }
+    #[inline(always)]
+    fn map(&self, x: T, _: f64) -> T {
+        x
+    }
+    #[inline(always)]
+    fn combine(&self, a: T, b: T) -> T {
+        let take = if MAX {
+            better_max(b, a)
+        } else {
+            better_min(b, a)
+        };
+        if take {
+            b
+        } else {
+            a
+        }
+    }
+    #[inline(always)]
+    fn finish(&self, a: T, _: usize, _: f64) -> T {
+        a
+    }
+}
+
+/// `all` (`ALL = true`) or `any`, giving `O` (bool, or uint8 for uint8 input).
+#[derive(Debug, Default)]
+pub(crate) struct Logical<T, O, const ALL: bool>(PhantomData<(T, O)>);
+
+impl<T: Element, O: Element, const ALL: bool> ReduceOp for Logical<T, O, ALL> {
+    type In = T;
+    type Acc = bool;
+    type Out = O;
+    const PAIRWISE: bool = false;
+    #[inline(always)]
+    fn identity(&self) -> bool {
+        ALL
+    }
+    #[inline(always)]
+    fn map(&self, x: T, _: f64) -> bool {
+        x.is_nonzero()
+    }
+    #[inline(always)]
+    fn combine(&self, a: bool, b: bool) -> bool {
+        if ALL {
+            a & b
+        } else {
+            a | b
+        }
+    }
+    #[inline(always)]
+    fn finish(&self, a: bool, _: usize, _: f64) -> O {
+        O::from_bool(a)
+    }
+}
+
+/// The mean in `f64` (first pass of `var`/`std`).
+#[derive(Debug, Default)]
+pub(crate) struct MeanF64<T>(PhantomData<T>);
+
+impl<T: Element> ReduceOp for MeanF64<T> {
+    type In = T;
+    type Acc = f64;
+    type Out = f64;
+    const PAIRWISE: bool = true;
+    #[inline(always)]
+    fn identity(&self) -> f64 {
+        0.0
+    }
+    #[inline(always)]
+    fn map(&self, x: T, _: f64) -> f64 {
+        x.to_f64()
+    }
+    #[inline(always)]
+    fn combine(&self, a: f64, b: f64) -> f64 {
+        a + b
+    }
+    #[inline(always)]
+    fn finish(&self, a: f64, n: usize, _: f64) -> f64 {
+        a / n as f64
+    }
+}
+
+/// `Σ (x − mean)² / max(n − correction, 0)` (second pass of `var`), its square root
+/// for `std`; `aux` is the mean.
+#[derive(Debug)]
+pub(crate) struct SqDev<T> {
+    pub correction: f64,
+    pub sqrt: bool,
+    pub _t: PhantomData<T>,
+}
+
+impl<T: Element> ReduceOp for SqDev<T> {
+    type In = T;
+    type Acc = f64;
+    type Out = T;
+    const PAIRWISE: bool = true;
+    #[inline(always)]
+    fn identity(&self) -> f64 {
+        0.0
+    }
+    #[inline(always)]
+    fn map(&self, x: T, mean: f64) -> f64 {
+        let d = x.to_f64() - mean;
+        d * d
+    }
+    #[inline(always)]
+    fn combine(&self, a: f64, b: f64) -> f64 {
+        a + b
+    }
+    #[inline(always)]
+    fn finish(&self, a: f64, n: usize, _: f64) -> T {
+        let v = a / (n as f64 - self.correction).max(0.0);
+        T::from_f64(if self.sqrt { v.sqrt() } else { v })
+    }
+}
+
+/// The maximum as `f64` with ±∞ replaced by 0 (first pass of `logsumexp`, as PyTorch's
+/// `masked_fill_(maxes.abs() == INFINITY, 0)`).
+#[derive(Debug, Default)]
+pub(crate) struct LseMax<T>(PhantomData<T>);
+
+impl<T: Summable> ReduceOp for LseMax<T> {
+    type In = T;
+    type Acc = T;
+    type Out = f64;
+    const PAIRWISE: bool = false;
+    #[inline(always)]
+    fn identity(&self) -> T {
+        T::lowest()
+    }
+    #[inline(always)]
+    fn map(&self, x: T, _: f64) -> T {
+        x
+    }
+    #[inline(always)]
+    fn combine(&self, a: T, b: T) -> T {
+        if better_max(b, a) {
+            b
+        } else {
+            a
+        }
+    }
+    #[inline(always)]
+    fn finish(&self, a: T, _: usize, _: f64) -> f64 {
+        let m = a.to_f64();
+        if m.is_infinite() {
+            0.0
+        } else {
+            m
+        }
+    }
+}
+
+/// `log Σ exp(x − m) + m` with `m` in `aux` (second pass of `logsumexp`).
+#[derive(Debug, Default)]
+pub(crate) struct LseSum<T>(PhantomData<T>);
+
+impl<T: Element> ReduceOp for LseSum<T> {
+    type In = T;
+    type Acc = f64;
+    type Out = T;
+    const PAIRWISE: bool = true;
+    #[inline(always)]
+    fn identity(&self) -> f64 {
+        0.0
+    }
+    #[inline(always)]
+    fn map(&self, x: T, m: f64) -> f64 {
+        (x.to_f64() - m).exp()
+    }
+    #[inline(always)]
+    fn combine(&self, a: f64, b: f64) -> f64 {
+        a + b
+    }
+    #[inline(always)]
+    fn finish(&self, a: f64, _: usize, m: f64) -> T {
+        T::from_f64(a.ln() + m)
+    }
+}

@@ -1,0 +1,184 @@
+"""strata: strided tensors over shared storage, with PyTorch's API.
+
+A :class:`Tensor` is a view — dtype, shape, signed strides and an offset — over a flat,
+reference-counted storage. Slicing (negative steps included), transposing, permuting,
+broadcasting and flipping only rewrite the view; NumPy arrays are shared both ways
+without copies.
+
+NumPy is optional: it is imported only by ``Tensor.numpy()``.
+"""
+
+from __future__ import annotations
+
+from . import _strata
+from ._errors import (
+    BorrowError,
+    DTypeError,
+    OverlapError,
+    ReadOnlyError,
+    ResourceError,
+    ShapeError,
+    StrataError,
+    StrataOverflowError,
+    StrataValueError,
+    TensorIndexError,
+)
+from ._strata import (
+    Tensor,
+    UntypedStorage,
+    arange,
+    as_tensor,
+    dtype,
+    empty,
+    eye,
+    from_numpy,
+    full,
+    linspace,
+    manual_seed,
+    ones,
+    rand,
+    randn,
+    result_type,
+    tensor,
+    zeros,
+)
+from ._strata import where as where
+
+bool = _strata.bool  # noqa: A001  (PyTorch's name)
+uint8 = _strata.uint8
+int8 = _strata.int8
+int16 = _strata.int16
+uint16 = _strata.uint16
+int32 = _strata.int32
+uint32 = _strata.uint32
+int64 = _strata.int64
+uint64 = _strata.uint64
+float16 = _strata.float16
+bfloat16 = _strata.bfloat16
+float32 = _strata.float32
+float64 = _strata.float64
+half = float16
+float = float32  # noqa: A001
+double = float64
+short = int16
+int = int32  # noqa: A001
+long = int64
+
+
+def _dtype_from_name(name: str) -> dtype:
+    return getattr(_strata, name)
+
+
+def _like(fn, other: Tensor, dtype=None, **kw):
+    return fn(*other.shape, dtype=other.dtype if dtype is None else dtype, **kw)
+
+
+def zeros_like(input: Tensor, dtype=None) -> Tensor:
+    """Zeros with the shape (and by default the dtype) of ``input``."""
+    return _like(zeros, input, dtype)
+
+
+def ones_like(input: Tensor, dtype=None) -> Tensor:
+    """Ones with the shape (and by default the dtype) of ``input``."""
+    return _like(ones, input, dtype)
+
+
+def empty_like(input: Tensor, dtype=None) -> Tensor:
+    """An (always zeroed) tensor with the shape and dtype of ``input``."""
+    return _like(empty, input, dtype)
+
+
+def full_like(input: Tensor, fill_value, dtype=None) -> Tensor:
+    """``fill_value`` everywhere, with the shape and dtype of ``input``."""
+    return full(input.shape, fill_value, dtype=input.dtype if dtype is None else dtype)
+
+
+def rand_like(input: Tensor, dtype=None) -> Tensor:
+    """Uniform samples with the shape and dtype of ``input``."""
+    return _like(rand, input, dtype)
+
+
+def randn_like(input: Tensor, dtype=None) -> Tensor:
+    """Normal samples with the shape and dtype of ``input``."""
+    return _like(randn, input, dtype)
+
+
+def _method(name: str):
+    def fn(input, *args, **kwargs):
+        if not isinstance(input, Tensor):
+            input = tensor(input)
+        return getattr(input, name)(*args, **kwargs)
+
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = f"``strata.{name}(input, ...)`` is ``input.{name}(...)``."
+    return fn
+
+
+_FUNCTIONS = """
+view reshape flatten unflatten transpose swapaxes swapdims permute movedim moveaxis t narrow
+select flip expand broadcast_to squeeze unsqueeze as_strided unfold diagonal split chunk unbind
+contiguous clone index_select
+neg abs sign sqrt rsqrt exp exp2 log log2 log1p expm1 sin cos tan tanh sigmoid relu gelu floor
+ceil round trunc reciprocal square logical_not bitwise_not isnan isinf isfinite
+add sub mul div floor_divide remainder pow maximum minimum atan2 eq ne lt le gt ge logical_and
+logical_or logical_xor bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift
+clamp matmul mm mv bmm dot outer
+sum prod mean amax amin max min argmax argmin all any var std logsumexp cumsum cumprod
+""".split()
+
+for _name in _FUNCTIONS:
+    globals()[_name] = _method(_name)
+del _name
+
+negative = neg
+multiply = mul
+subtract = sub
+divide = div
+true_divide = div
+clip = clamp
+absolute = abs  # noqa: A001
+
+
+def is_tensor(obj) -> bool:
+    """True for strata tensors."""
+    return isinstance(obj, Tensor)
+
+__all__ = [
+    "Tensor",
+    "UntypedStorage",
+    "dtype",
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "arange",
+    "linspace",
+    "eye",
+    "rand",
+    "randn",
+    "manual_seed",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "rand_like",
+    "randn_like",
+    "where",
+    "result_type",
+    "is_tensor",
+    "StrataError",
+    "ShapeError",
+    "TensorIndexError",
+    "DTypeError",
+    "StrataValueError",
+    "ReadOnlyError",
+    "BorrowError",
+    "OverlapError",
+    "StrataOverflowError",
+    "ResourceError",
+    *_FUNCTIONS,
+]

@@ -1,0 +1,59 @@
+"""The strata exception hierarchy.
+
+Every error raised by strata derives from :class:`StrataError` and also from the builtin
+exception a Python user would expect, so ``except ValueError`` keeps working.
+"""
+
+
+class StrataError(Exception):
+    """Base class of every strata error."""
+
+
+class ShapeError(StrataError, ValueError):
+    """Shapes, strides or sizes that do not fit together."""
+
+
+class TensorIndexError(StrataError, IndexError):
+    """A dim or element index out of range."""
+
+
+class DTypeError(StrataError, TypeError):
+    """An unsupported or mismatched dtype."""
+
+
+class StrataValueError(StrataError, ValueError):
+    """A bad scalar argument (a zero step, a negative length, ...)."""
+
+
+class ReadOnlyError(StrataError, ValueError):
+    """A write to a read-only tensor."""
+
+
+class BorrowError(StrataError, RuntimeError):
+    """A conflicting borrow of a tensor's storage (a write while it is being read)."""
+
+
+class OverlapError(StrataError, RuntimeError):
+    """A written tensor whose elements alias each other or an input."""
+
+
+class StrataOverflowError(StrataError, OverflowError):
+    """Arithmetic overflow in a shape, stride or size."""
+
+
+class ResourceError(StrataError, OSError):
+    """Allocation failure or an operating-system error."""
+
+
+__all__ = [
+    "StrataError",
+    "ShapeError",
+    "TensorIndexError",
+    "DTypeError",
+    "StrataValueError",
+    "ReadOnlyError",
+    "BorrowError",
+    "OverlapError",
+    "StrataOverflowError",
+    "ResourceError",
+]
