@@ -722,13 +722,6 @@ def test_non_overlapping_views_of_expanded_can_be_written():
 # --------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    reason="bug: a non-integer where an integer (list) is expected raises AttributeError "
-    "(\"'str' object has no attribute '__index__'\") instead of TypeError: "
-    "st.zeros('a'), st.zeros(['a']), st.rand('a'), t.sum('a'), t.view([[]]), t.permute('a', 0), "
-    "t.flip('a'); convert.rs index_arg calls obj.__index__ instead of operator.index",
-    strict=True,
-)
 @pytest.mark.parametrize(
     "call",
     [
@@ -760,12 +753,6 @@ def test_like_functions_with_non_tensor_are_type_errors(fn):
         fn(None)
 
 
-@pytest.mark.xfail(
-    reason="bug: st.tensor(2**70) raises ShapeError ('Python int too large to convert') "
-    "instead of StrataOverflowError: errors.rs err() maps ErrorKind::Overflow (and every kind "
-    "but Index/DType/Value) to a Shape error",
-    strict=True,
-)
 def test_int_too_large_is_overflow_error():
     with pytest.raises(st.StrataOverflowError):
         st.tensor(2**70)
@@ -861,14 +848,6 @@ CRASHES = {
 }
 
 
-@pytest.mark.xfail(
-    reason="bug (crash): unbounded recursion segfaults the interpreter (SIGSEGV, stack "
-    "overflow) instead of raising: st.tensor(<list nested 3000 deep>) (convert.rs walk), "
-    "repr() and explain() of a 2000-dim tensor (display.rs), tolist() of a 20000-dim "
-    "tensor (convert.rs nest). strata puts no limit on ndim (NumPy caps it at 64, and "
-    "Python's own recursion limit would turn these into RecursionError)",
-    strict=True,
-)
 @pytest.mark.parametrize("name", list(CRASHES))
 def test_recursion_does_not_crash(name):
     r = run_isolated(CRASHES[name], timeout=60)

@@ -236,12 +236,6 @@ def test_tensor_of_zero_d_numpy_keeps_dtype():
     assert st.as_tensor(a).data_ptr() == a.ctypes.data
 
 
-@pytest.mark.xfail(
-    reason="bug: indexing with a NumPy integer or boolean array raises DTypeError('Could not "
-    "infer dtype of ndarray'): parse_entry passes ndarrays to from_nested, which only accepts "
-    "Python sequences; likewise st.tensor([np.array([1, 2]), np.array([3, 4])])",
-    strict=True,
-)
 def test_numpy_arrays_as_indices():
     a = np.arange(12).reshape(3, 4)
     t = st.from_numpy(a)

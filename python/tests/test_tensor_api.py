@@ -142,11 +142,6 @@ def test_linspace(start, end, steps, dt):
     assert st.linspace(start, end, steps).dtype == st.float32
 
 
-@pytest.mark.xfail(
-    reason="bug: linspace(start, end, 1) returns [end] instead of [start] "
-    "(st.linspace(3, 10, 1) is tensor([10.]); PyTorch and NumPy give [3.])",
-    strict=True,
-)
 def test_linspace_one_step_is_start():
     assert st.linspace(3, 10, 1).tolist() == [3.0]
 
@@ -223,12 +218,6 @@ def test_dtype_objects():
         assert dt.itemsize == npdt.itemsize
 
 
-@pytest.mark.xfail(
-    reason="bug: pickling a dtype fails (PicklingError: first item of the tuple returned by "
-    "__reduce__ must be callable): dtype.__reduce__ returns the string "
-    "'strata._dtype_from_name' instead of the function",
-    strict=True,
-)
 def test_dtype_pickles():
     assert pickle.loads(pickle.dumps(st.float16)) == st.float16
 
@@ -620,13 +609,6 @@ def test_empty_ellipsis_between_advanced_indices_follows_pytorch():
     assert r.tolist() == [[1, 2]]
 
 
-@pytest.mark.xfail(
-    reason="bug: a boolean mask whose shape does not match the indexed dims is accepted when "
-    "its True entries happen to be in range: t = st.zeros(2, 3); t[st.tensor([True, False, "
-    "False])] returns a (1, 3) tensor instead of raising IndexError ('The shape of the mask "
-    "[3] at index 0 does not match the shape of the indexed tensor [2] at index 0')",
-    strict=True,
-)
 def test_mask_shape_mismatch_raises():
     t = st.zeros(2, 3)
     with pytest.raises(IndexError):
@@ -635,13 +617,6 @@ def test_mask_shape_mismatch_raises():
         t[:, st.tensor([True, False])]
 
 
-@pytest.mark.xfail(
-    reason="bug: setitem with advanced indices not at the front broadcasts the value against "
-    "the advanced-first shape: t = st.zeros(2, 3); t[:, [0, 1]] = st.tensor([1., 2.]) gives "
-    "[[1, 1, 0], [2, 2, 0]] instead of [[1, 2, 0], [1, 2, 0]] (silently wrong); "
-    "t = st.zeros(2, 3, 4); t[..., [0, 0]] = st.tensor([1., 2.]) raises ShapeError",
-    strict=True,
-)
 def test_setitem_advanced_value_broadcasts_like_numpy():
     t = st.zeros(2, 3)
     t[:, [0, 1]] = st.tensor([1.0, 2.0])
