@@ -135,8 +135,106 @@ fn suite(threads: usize) -> strata::Result<Vec<Row>> {
         "8192² [::2, ::2] → contiguous",
         &a.slice(0, None, None, 2)?.slice(1, None, None, 2)?,
     )?;
-    let _ = threads;
-    let _ = read_time;
+
+    // Elementwise: a + b.T against the same-run contiguous a + b.
+    let b = Tensor::rand(&[n, n], DType::F32, 5)?;
+    let bytes = 3 * n * n * 4;
+    let add = median(5, || {
+        black_box(a.add(black_box(&b)).unwrap_or_else(|e| panic!("{e}")));
+    });
+    let copy3 = memcpy_time(n * n * 4) * 1.5;
+    rows.push(Row {
+        name: "8192² a + b (contiguous)".into(),
+        secs: add,
+        bytes,
+        base: copy3,
+        base_name: "1.5× memcpy",
+    });
+    let bt = b.t()?;
+    let add_t = median(5, || {
+        black_box(a.add(black_box(&bt)).unwrap_or_else(|e| panic!("{e}")));
+    });
+    rows.push(Row {
+        name: "8192² a + b.T".into(),
+        secs: add_t,
+        bytes,
+        base: add,
+        base_name: "a + b",
+    });
+    let col = Tensor::rand(&[n, 1], DType::F32, 6)?;
+    let row = Tensor::rand(&[1, n], DType::F32, 7)?;
+    let bc = median(5, || {
+        black_box(col.add(black_box(&row)).unwrap_or_else(|e| panic!("{e}")));
+    });
+    rows.push(Row {
+        name: "(8192,1) + (1,8192)".into(),
+        secs: bc,
+        bytes: n * n * 4,
+        base: memcpy_time(n * n * 4),
+        base_name: "memcpy",
+    });
+
+    // Reductions against a same-run read of the same bytes.
+    let read = read_time(n * n * 4);
+    for (name, dim) in [("8192² sum(dim=0)", 0i64), ("8192² sum(dim=1)", 1)] {
+        let secs = median(5, || {
+            black_box(a.sum(&[dim], false).unwrap_or_else(|e| panic!("{e}")));
+        });
+        rows.push(Row {
+            name: name.into(),
+            secs,
+            bytes: n * n * 4,
+            base: read,
+            base_name: "read",
+        });
+    }
+    let pairs = Tensor::rand(&[1_000_000, 2], DType::F32, 8)?;
+    let secs = median(7, || {
+        black_box(pairs.sum(&[-1], false).unwrap_or_else(|e| panic!("{e}")));
+    });
+    rows.push(Row {
+        name: "(1M,2).sum(-1)".into(),
+        secs,
+        bytes: 8_000_000,
+        base: read_time(8_000_000),
+        base_name: "read",
+    });
+
+    // Matmul 2048² f32: strided operands against the plain product.
+    let m = 2048;
+    let ma = Tensor::rand(&[m, m], DType::F32, 9)?;
+    let mb = Tensor::rand(&[m, m], DType::F32, 10)?;
+    let flops = 2.0 * (m as f64).powi(3);
+    let mm = median(3, || {
+        black_box(ma.matmul(black_box(&mb)).unwrap_or_else(|e| panic!("{e}")));
+    });
+    println!(
+        "[{threads} thread(s)] matmul 2048² f32 A @ B: {:.1} ms = {:.1} GFLOP/s",
+        mm * 1e3,
+        flops / mm / 1e9
+    );
+    let mbt = mb.t()?;
+    let secs = median(3, || {
+        black_box(ma.matmul(black_box(&mbt)).unwrap_or_else(|e| panic!("{e}")));
+    });
+    rows.push(Row {
+        name: "matmul 2048² A @ B.T".into(),
+        secs,
+        bytes: 3 * m * m * 4,
+        base: mm,
+        base_name: "A @ B",
+    });
+    let mar = ma.flip(&[0])?;
+    let secs = median(3, || {
+        black_box(mar.matmul(black_box(&mb)).unwrap_or_else(|e| panic!("{e}")));
+    });
+    rows.push(Row {
+        name: "matmul 2048² A[::-1] @ B".into(),
+        secs,
+        bytes: 3 * m * m * 4,
+        base: mm,
+        base_name: "A @ B",
+    });
     Ok(rows)
 }
 
