@@ -18,7 +18,7 @@ lint:
 
 # The Python extension crate is a cdylib for CPython; its tests are the pytest suites.
 test-rust:
-	$(CARGO) test -p strata --all-targets
+	$(CARGO) test -p strata --lib --tests --examples
 	$(CARGO) test -p strata --doc
 
 # A virtualenv with the build and test tools (re-made when pyproject.toml changes).
