@@ -12,7 +12,8 @@ all: test
 
 test: lint test-rust test-python
 
-lint:
+# clippy builds the PyO3 crate, whose build script runs the venv's Python (VIRTUAL_ENV).
+lint: $(VENV)/.ready
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
