@@ -29,6 +29,7 @@ mod geom;
 mod ops;
 mod run;
 mod scan;
+mod vertical;
 
 use std::marker::PhantomData;
 
@@ -36,7 +37,8 @@ use smallvec::SmallVec;
 
 use self::geom::Geom;
 use self::ops::{
-    Extreme, Logical, LseMax, LseSum, Mean, MeanF64, Prod, ReduceOp, SqDev, Sum, Summable,
+    Extreme, Logical, LseMax, LseSum, LseSumF32, Mean, MeanF64, Prod, ReduceOp, SqDev, Sum,
+    Summable,
 };
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
@@ -266,7 +268,11 @@ fn var_impl<T: Summable>(
 
 fn logsumexp_impl<T: Summable>(t: &Tensor, plan: &Plan) -> Result<Tensor> {
     let m = fold_keep("logsumexp", t, plan, &LseMax::<T>::default(), None)?;
-    fold("logsumexp", t, plan, &LseSum::<T>::default(), Some(&m))
+    if T::DTYPE == DType::F64 {
+        fold("logsumexp", t, plan, &LseSum::<T>::default(), Some(&m))
+    } else {
+        fold("logsumexp", t, plan, &LseSumF32::<T>::default(), Some(&m))
+    }
 }
 
 /// Values (optional) and indices of the best element along `dim`.

@@ -216,25 +216,84 @@ pub(crate) unsafe fn arg_fold<T: Summable, const MAX: bool>(
             // SAFETY: row 0 of this block.
             .map(|jj| unsafe { T::load(base.offset(jj as isize * sv)) })
             .collect();
-        let mut idx = vec![0usize; len];
-        for r in 1..rn {
-            let row = base.wrapping_offset(r as isize * rs);
-            for (jj, (b, ix)) in best.iter_mut().zip(idx.iter_mut()).enumerate() {
-                // SAFETY: element `jj` of row `r` of this block.
-                let x = unsafe { T::load(row.offset(jj as isize * sv)) };
-                // Branch-free, so the column loop vectorises.
-                let t = better::<T, MAX>(x, *b);
-                *b = if t { x } else { *b };
-                *ix = if t { r } else { *ix };
+        // Row indices as u32 (the same lane width as f32 values, so the selects
+        // vectorise); a dim longer than u32::MAX falls back to usize.
+        if rn <= u32::MAX as usize {
+            let mut idx = vec![0u32; len];
+            // SAFETY: the rows of this block (caller's contract).
+            unsafe { column_best::<T, MAX, u32>(base, sv, rs, rn, &mut best, &mut idx) };
+            for jj in 0..len {
+                put(oe + (j0 + jj) as isize * svo, best[jj], idx[jj] as usize);
             }
-        }
-        for jj in 0..len {
-            put(oe + (j0 + jj) as isize * svo, best[jj], idx[jj]);
+        } else {
+            let mut idx = vec![0usize; len];
+            // SAFETY: as above.
+            unsafe { column_best::<T, MAX, usize>(base, sv, rs, rn, &mut best, &mut idx) };
+            for jj in 0..len {
+                put(oe + (j0 + jj) as isize * svo, best[jj], idx[jj]);
+            }
         }
     };
     if par && jobs > 1 {
         (0..jobs).into_par_iter().for_each(job);
     } else {
         (0..jobs).for_each(job);
+    }
+}
+
+/// A row index type for [`column_best`].
+trait RowIndex: Copy + Send {
+    fn from_row(r: usize) -> Self;
+}
+impl RowIndex for u32 {
+    #[inline(always)]
+    fn from_row(r: usize) -> Self {
+        r as u32
+    }
+}
+impl RowIndex for usize {
+    #[inline(always)]
+    fn from_row(r: usize) -> Self {
+        r
+    }
+}
+
+/// Updates `best`/`idx` (initialised from row 0) with rows `1..rn` of a block: row `r`
+/// holds `best.len()` elements from `base + r·rs` at byte stride `sv`. Rows go in order,
+/// so the first occurrence wins.
+///
+/// # Safety
+/// Every such element must be readable.
+#[inline(always)]
+unsafe fn column_best<T: Summable, const MAX: bool, I: RowIndex>(
+    base: *const u8,
+    sv: isize,
+    rs: isize,
+    rn: usize,
+    best: &mut [T],
+    idx: &mut [I],
+) {
+    let step = |b: &mut T, ix: &mut I, x: T, r: usize| {
+        // Branch-free, so the column loop vectorises.
+        let t = better::<T, MAX>(x, *b);
+        *b = if t { x } else { *b };
+        *ix = if t { I::from_row(r) } else { *ix };
+    };
+    let isz = size_of::<T>();
+    for r in 1..rn {
+        let row = base.wrapping_offset(r as isize * rs);
+        if sv == isz as isize {
+            for (jj, (b, ix)) in best.iter_mut().zip(idx.iter_mut()).enumerate() {
+                // SAFETY: element `jj` of row `r` (caller's contract).
+                let x = unsafe { T::load(row.add(jj * isz)) };
+                step(b, ix, x, r);
+            }
+        } else {
+            for (jj, (b, ix)) in best.iter_mut().zip(idx.iter_mut()).enumerate() {
+                // SAFETY: element `jj` of row `r` (caller's contract).
+                let x = unsafe { T::load(row.offset(jj as isize * sv)) };
+                step(b, ix, x, r);
+            }
+        }
     }
 }

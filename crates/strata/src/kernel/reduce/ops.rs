@@ -163,18 +163,57 @@ float_summable!(
 /// `NaN` (then nothing replaces it). Equal values keep `best` (first occurrence).
 #[inline(always)]
 pub(crate) fn better_max<T: PartialOrd>(cand: T, best: T) -> bool {
-    // Non-short-circuit `|`/`&` keep this branch-free, so folds over it vectorise.
-    #[allow(clippy::eq_op)]
-    let nan = (cand != cand) & (best == best);
-    (cand > best) | nan
+    // `!(cand <= best)` holds when `cand` is greater or either is NaN; `best == best`
+    // then excludes a NaN `best`. Branch-free (`&`, not `&&`), so folds vectorise.
+    #[allow(clippy::eq_op, clippy::neg_cmp_op_on_partial_ord)]
+    let r = !(cand <= best) & (best == best);
+    r
 }
 
 /// `NaN`-propagating minimum step (see [`better_max`]).
 #[inline(always)]
 pub(crate) fn better_min<T: PartialOrd>(cand: T, best: T) -> bool {
+    #[allow(clippy::eq_op, clippy::neg_cmp_op_on_partial_ord)]
+    let r = !(cand >= best) & (best == best);
+    r
+}
+
+/// `eˣ` in `f32` for `x ≤ 0` (Cephes' `expf` reduction and polynomial, about 2 ulp),
+/// written without branches or calls so loops over it vectorise. Arguments below −87
+/// give 0 (the true value is subnormal), above 88 give +∞ (only reached by logsumexp
+/// when the maximum is +∞, whose result is +∞ anyway); NaN stays NaN.
+#[inline(always)]
+pub(crate) fn exp_nonpos_f32(x: f32) -> f32 {
+    const LOG2E: f32 = std::f32::consts::LOG2_E;
+    const LN2_HI: f32 = 0.693_359_4;
+    const LN2_LO: f32 = -2.121_944_4e-4;
+    // 1.5·2²³: adding and subtracting it rounds to the nearest integer.
+    const ROUND: f32 = 12_582_912.0;
+    let xc = x.clamp(-87.0, 88.0);
+    let kr = xc * LOG2E + ROUND;
+    let k = kr - ROUND;
+    // The integer k sits in the low mantissa bits of `kr` (no float→int conversion, whose
+    // saturating semantics would not vectorise; a NaN gives garbage, selected away below).
+    let ki = kr.to_bits().wrapping_sub(ROUND.to_bits());
+    let r = xc - k * LN2_HI - k * LN2_LO;
+    let p = 1.987_569_1e-4_f32;
+    let p = p * r + 1.398_199_9e-3;
+    let p = p * r + 8.333_452e-3;
+    let p = p * r + 4.166_579_6e-2;
+    let p = p * r + 1.666_666_5e-1;
+    let p = p * r + 0.5; // Cephes: 5.0000001201e-1, which rounds to 0.5 in f32
+    let y = p * r * r + r + 1.0;
+    // 2ᵏ with k in [−126, 127]: a normal exponent field.
+    let scale = f32::from_bits(ki.wrapping_add(127) << 23);
+    let y = y * scale;
+    let y = if x < -87.0 { 0.0 } else { y };
+    let y = if x > 88.0 { f32::INFINITY } else { y };
     #[allow(clippy::eq_op)]
-    let nan = (cand != cand) & (best == best);
-    (cand < best) | nan
+    if x != x {
+        x
+    } else {
+        y
+    }
 }
 
 /// A fold over elements into one output element.
@@ -185,13 +224,18 @@ pub(crate) trait ReduceOp: Sync {
     type Acc: Copy + Send + Sync + 'static;
     /// Output element.
     type Out: Element;
+    /// The per-output auxiliary value as `map` wants it (`()` when unused, so nothing
+    /// is loaded in the inner loops).
+    type Aux: Copy + Send + Sync + 'static;
     /// True when the association order affects the result's accuracy (float sums): the
     /// drivers then fold in small blocks combined pairwise.
     const PAIRWISE: bool;
     /// Neutral accumulator.
     fn identity(&self) -> Self::Acc;
+    /// The auxiliary value for `map`, from the per-output `f64`.
+    fn aux(&self, a: f64) -> Self::Aux;
     /// One input element as an accumulator.
-    fn map(&self, x: Self::In, aux: f64) -> Self::Acc;
+    fn map(&self, x: Self::In, aux: Self::Aux) -> Self::Acc;
     /// Associative combination.
     fn combine(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
     /// The output from the folded accumulator of `n` elements.
@@ -206,13 +250,16 @@ impl<T: Summable> ReduceOp for Sum<T> {
     type In = T;
     type Acc = T::Acc;
     type Out = T::Out;
+    type Aux = ();
     const PAIRWISE: bool = T::DTYPE.is_float();
     #[inline(always)]
     fn identity(&self) -> T::Acc {
         T::Acc::ZERO
     }
     #[inline(always)]
-    fn map(&self, x: T, _: f64) -> T::Acc {
+    fn aux(&self, _: f64) {}
+    #[inline(always)]
+    fn map(&self, x: T, _: ()) -> T::Acc {
         x.acc()
     }
     #[inline(always)]
@@ -233,13 +280,16 @@ impl<T: Summable> ReduceOp for Prod<T> {
     type In = T;
     type Acc = T::Acc;
     type Out = T::Out;
+    type Aux = ();
     const PAIRWISE: bool = false;
     #[inline(always)]
     fn identity(&self) -> T::Acc {
         T::Acc::ONE
     }
     #[inline(always)]
-    fn map(&self, x: T, _: f64) -> T::Acc {
+    fn aux(&self, _: f64) {}
+    #[inline(always)]
+    fn map(&self, x: T, _: ()) -> T::Acc {
         x.acc()
     }
     #[inline(always)]
@@ -261,13 +311,16 @@ impl<T: Summable> ReduceOp for Mean<T> {
     type In = T;
     type Acc = T::Acc;
     type Out = T;
+    type Aux = ();
     const PAIRWISE: bool = true;
     #[inline(always)]
     fn identity(&self) -> T::Acc {
         T::Acc::ZERO
     }
     #[inline(always)]
-    fn map(&self, x: T, _: f64) -> T::Acc {
+    fn aux(&self, _: f64) {}
+    #[inline(always)]
+    fn map(&self, x: T, _: ()) -> T::Acc {
         x.acc()
     }
     #[inline(always)]
@@ -288,6 +341,7 @@ impl<T: Summable, const MAX: bool> ReduceOp for Extreme<T, MAX> {
     type In = T;
     type Acc = T;
     type Out = T;
+    type Aux = ();
     const PAIRWISE: bool = false;
     #[inline(always)]
     fn identity(&self) -> T {
@@ -298,7 +352,9 @@ impl<T: Summable, const MAX: bool> ReduceOp for Extreme<T, MAX> {
         }
     }
     #[inline(always)]
-    fn map(&self, x: T, _: f64) -> T {
+    fn aux(&self, _: f64) {}
+    #[inline(always)]
+    fn map(&self, x: T, _: ()) -> T {
         x
     }
     #[inline(always)]
@@ -328,13 +384,16 @@ impl<T: Element, O: Element, const ALL: bool> ReduceOp for Logical<T, O, ALL> {
     type In = T;
     type Acc = bool;
     type Out = O;
+    type Aux = ();
     const PAIRWISE: bool = false;
     #[inline(always)]
     fn identity(&self) -> bool {
         ALL
     }
     #[inline(always)]
-    fn map(&self, x: T, _: f64) -> bool {
+    fn aux(&self, _: f64) {}
+    #[inline(always)]
+    fn map(&self, x: T, _: ()) -> bool {
         x.is_nonzero()
     }
     #[inline(always)]
@@ -359,13 +418,16 @@ impl<T: Element> ReduceOp for MeanF64<T> {
     type In = T;
     type Acc = f64;
     type Out = f64;
+    type Aux = ();
     const PAIRWISE: bool = true;
     #[inline(always)]
     fn identity(&self) -> f64 {
         0.0
     }
     #[inline(always)]
-    fn map(&self, x: T, _: f64) -> f64 {
+    fn aux(&self, _: f64) {}
+    #[inline(always)]
+    fn map(&self, x: T, _: ()) -> f64 {
         x.to_f64()
     }
     #[inline(always)]
@@ -391,10 +453,15 @@ impl<T: Element> ReduceOp for SqDev<T> {
     type In = T;
     type Acc = f64;
     type Out = T;
+    type Aux = f64;
     const PAIRWISE: bool = true;
     #[inline(always)]
     fn identity(&self) -> f64 {
         0.0
+    }
+    #[inline(always)]
+    fn aux(&self, a: f64) -> f64 {
+        a
     }
     #[inline(always)]
     fn map(&self, x: T, mean: f64) -> f64 {
@@ -421,13 +488,16 @@ impl<T: Summable> ReduceOp for LseMax<T> {
     type In = T;
     type Acc = T;
     type Out = f64;
+    type Aux = ();
     const PAIRWISE: bool = false;
     #[inline(always)]
     fn identity(&self) -> T {
         T::lowest()
     }
     #[inline(always)]
-    fn map(&self, x: T, _: f64) -> T {
+    fn aux(&self, _: f64) {}
+    #[inline(always)]
+    fn map(&self, x: T, _: ()) -> T {
         x
     }
     #[inline(always)]
@@ -457,10 +527,15 @@ impl<T: Element> ReduceOp for LseSum<T> {
     type In = T;
     type Acc = f64;
     type Out = T;
+    type Aux = f64;
     const PAIRWISE: bool = true;
     #[inline(always)]
     fn identity(&self) -> f64 {
         0.0
+    }
+    #[inline(always)]
+    fn aux(&self, a: f64) -> f64 {
+        a
     }
     #[inline(always)]
     fn map(&self, x: T, m: f64) -> f64 {
@@ -473,5 +548,69 @@ impl<T: Element> ReduceOp for LseSum<T> {
     #[inline(always)]
     fn finish(&self, a: f64, _: usize, m: f64) -> T {
         T::from_f64(a.ln() + m)
+    }
+}
+
+/// `log Σ exp(x − m) + m` for `f32`, `f16` and `bf16` input: [`exp_nonpos_f32`] and an
+/// `f32` pairwise sum (the terms lie in `[0, 1]` and one of them is 1).
+#[derive(Debug, Default)]
+pub(crate) struct LseSumF32<T>(PhantomData<T>);
+
+impl<T: Element> ReduceOp for LseSumF32<T> {
+    type In = T;
+    type Acc = f32;
+    type Out = T;
+    type Aux = f32;
+    const PAIRWISE: bool = true;
+    #[inline(always)]
+    fn identity(&self) -> f32 {
+        0.0
+    }
+    #[inline(always)]
+    fn aux(&self, a: f64) -> f32 {
+        a as f32
+    }
+    #[inline(always)]
+    fn map(&self, x: T, m: f32) -> f32 {
+        exp_nonpos_f32(x.to_f64() as f32 - m)
+    }
+    #[inline(always)]
+    fn combine(&self, a: f32, b: f32) -> f32 {
+        a + b
+    }
+    #[inline(always)]
+    fn finish(&self, a: f32, _: usize, m: f64) -> T {
+        T::from_f64((a as f64).ln() + m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fast_exp_is_accurate() {
+        let mut worst = 0.0f64;
+        let mut x = -87.0f32;
+        while x <= 0.0 {
+            let (got, want) = (exp_nonpos_f32(x) as f64, (x as f64).exp());
+            worst = worst.max(((got - want) / want).abs());
+            x += 0.0137;
+        }
+        assert!(worst < 4e-7, "{worst}");
+        assert_eq!(exp_nonpos_f32(0.0), 1.0);
+        assert_eq!(exp_nonpos_f32(f32::NEG_INFINITY), 0.0);
+        assert_eq!(exp_nonpos_f32(-100.0), 0.0);
+        assert_eq!(exp_nonpos_f32(f32::INFINITY), f32::INFINITY);
+        assert!(exp_nonpos_f32(f32::NAN).is_nan());
+    }
+
+    #[test]
+    fn nan_aware_steps() {
+        let n = f32::NAN;
+        assert!(better_max(2.0, 1.0) && !better_max(1.0, 1.0) && !better_max(0.0, 1.0));
+        assert!(better_max(n, 1.0) && !better_max(1.0, n) && !better_max(n, n));
+        assert!(better_min(0.0, 1.0) && better_min(n, 1.0) && !better_min(0.0, n));
+        assert!(better_max(3i32, 2) && !better_min(3u8, 2));
     }
 }

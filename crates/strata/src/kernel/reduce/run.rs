@@ -1,7 +1,8 @@
-//! The fold drivers: "horizontal" (each output folds runs along the fastest input dim,
-//! with several accumulators and pairwise combination) and "vertical" (a block of output
-//! elements along the fastest *kept* dim is folded row by row: `acc[j] ⊕= x[i, j]`, the
-//! accumulator block staying in L1 while the input streams).
+//! The fold drivers: "horizontal" here (each output folds runs along the fastest input
+//! dim, with several accumulators and pairwise combination) and "vertical" in
+//! [`super::vertical`] (a block of outputs along the fastest *kept* dim is folded row by
+//! row: `acc[j] ⊕= x[i, j]`, the accumulator block staying in cache while the input
+//! streams).
 //!
 //! Determinism: the association tree of every output element depends only on the
 //! geometry, never on the thread count or on how work is split; rayon only decides which
@@ -16,20 +17,14 @@ use crate::dtype::Element;
 use crate::kernel::engine::GRAIN;
 
 /// Accumulators of the multi-accumulator inner loop.
-const LANES: usize = 16;
+pub(super) const LANES: usize = 16;
 /// Largest run folded by one multi-accumulator loop for pairwise ops (each lane then adds
 /// up 16 elements in sequence, as NumPy's pairwise sum does); longer runs are halved.
 const LEAF: usize = 256;
 /// The same for order-insensitive ops (leaves only bound the task size).
 const LEAF_EXACT: usize = 1 << 15;
-/// Rows per leaf of a vertical fold for pairwise ops.
-const VLEAF: usize = 16;
-/// The same for order-insensitive ops.
-const VLEAF_EXACT: usize = 1024;
-/// Accumulator bytes of one vertical column block (kept in L1).
-const VBLOCK_BYTES: usize = 8192;
 /// Elements of a subtree below which it is not split into rayon tasks.
-const PAR_MIN: usize = 1 << 16;
+pub(super) const PAR_MIN: usize = 1 << 16;
 
 /// Raw base pointers of a reduction.
 #[derive(Debug, Clone, Copy)]
@@ -43,7 +38,7 @@ pub(crate) struct Ptrs {
 }
 
 /// Byte offsets of the input, output and aux for each kept dim.
-struct KeptStrides {
+pub(super) struct KeptStrides {
     shape: SmallVec<[usize; 6]>,
     si: SmallVec<[isize; 6]>,
     so: SmallVec<[isize; 6]>,
@@ -51,7 +46,7 @@ struct KeptStrides {
 }
 
 impl KeptStrides {
-    fn new(dims: &[Dim], isz: usize, osz: usize, has_aux: bool) -> Self {
+    pub(super) fn new(dims: &[Dim], isz: usize, osz: usize, has_aux: bool) -> Self {
         KeptStrides {
             shape: sizes(dims),
             si: in_bytes(dims, isz),
@@ -64,7 +59,7 @@ impl KeptStrides {
         }
     }
 
-    fn odometer(&self, start: usize) -> Odometer<3> {
+    pub(super) fn odometer(&self, start: usize) -> Odometer<3> {
         Odometer::new(
             &self.shape,
             [self.si.clone(), self.so.clone(), self.sa.clone()],
@@ -90,7 +85,7 @@ pub(crate) unsafe fn fold<O: ReduceOp>(op: &O, g: &Geom, p: Ptrs, n: usize, para
         if g.horizontal() {
             horizontal(op, g, p, n, par);
         } else {
-            vertical(op, g, p, n, par);
+            super::vertical::vertical(op, g, p, n, par);
         }
     }
 }
@@ -242,10 +237,10 @@ impl<P: Copy> Shared<P> {
 }
 
 /// A shared read pointer.
-type SendPtr = Shared<*const u8>;
+pub(super) type SendPtr = Shared<*const u8>;
 
 /// Per-lane auxiliary values.
-type AuxLanes = [f64; LANES];
+pub(super) type AuxLanes<O> = [<O as ReduceOp>::Aux; LANES];
 
 /// Pairwise fold of one run of `n` elements from `p` at byte stride `s` (see
 /// [`run_lanes`]), folded to one accumulator.
@@ -261,7 +256,7 @@ unsafe fn run_tree<O: ReduceOp>(
     par: bool,
 ) -> O::Acc {
     // SAFETY: forwarded.
-    let acc = unsafe { run_lanes(op, p, n, s, &[aux; LANES], par) };
+    let acc = unsafe { run_lanes(op, p, n, s, &[op.aux(aux); LANES], par) };
     fold_lanes(op, acc, 1)[0]
 }
 
@@ -280,12 +275,12 @@ pub(crate) unsafe fn fold_run<O: ReduceOp>(op: &O, p: *const u8, n: usize, s: is
 ///
 /// # Safety
 /// The `n` elements must be readable.
-unsafe fn run_lanes<O: ReduceOp>(
+pub(super) unsafe fn run_lanes<O: ReduceOp>(
     op: &O,
     p: *const u8,
     n: usize,
     s: isize,
-    aux: &AuxLanes,
+    aux: &AuxLanes<O>,
     par: bool,
 ) -> [O::Acc; LANES] {
     let leaf = if O::PAIRWISE { LEAF } else { LEAF_EXACT };
@@ -322,7 +317,11 @@ unsafe fn run_lanes<O: ReduceOp>(
 /// Combines lanes pairwise down to `width` (a power of two dividing [`LANES`]): entry
 /// `j < width` then folds every lane `k ≡ j (mod width)`.
 #[inline(always)]
-fn fold_lanes<O: ReduceOp>(op: &O, mut acc: [O::Acc; LANES], width: usize) -> [O::Acc; LANES] {
+pub(super) fn fold_lanes<O: ReduceOp>(
+    op: &O,
+    mut acc: [O::Acc; LANES],
+    width: usize,
+) -> [O::Acc; LANES] {
     let mut w = LANES / 2;
     while w >= width {
         for k in 0..w {
@@ -344,14 +343,39 @@ unsafe fn lanes<O: ReduceOp>(
     p: *const u8,
     n: usize,
     s: isize,
-    aux: &AuxLanes,
+    aux: &AuxLanes<O>,
 ) -> [O::Acc; LANES] {
     let isz = size_of::<O::In>();
     let mut acc = [op.identity(); LANES];
     let full = n / LANES;
     // SAFETY: every offset below is `i·s` for some `i < n`.
     unsafe {
-        if s == isz as isize {
+        if s == isz as isize && size_of::<O::Acc>() <= 4 {
+            // Narrow accumulators fill only a quarter of the vector registers with one
+            // set of lanes: a second set doubles the independent chains (compare-and-
+            // select folds are latency-bound otherwise). Element `i` still belongs to
+            // lane `i % LANES`.
+            let mut acc2 = [op.identity(); LANES];
+            for c in 0..full / 2 {
+                let q = p.add(c * 2 * LANES * isz);
+                for (k, a) in acc.iter_mut().enumerate() {
+                    *a = op.combine(*a, op.map(O::In::load(q.add(k * isz)), aux[k]));
+                }
+                let q = q.add(LANES * isz);
+                for (k, a) in acc2.iter_mut().enumerate() {
+                    *a = op.combine(*a, op.map(O::In::load(q.add(k * isz)), aux[k]));
+                }
+            }
+            if full % 2 == 1 {
+                let q = p.add((full - 1) * LANES * isz);
+                for (k, a) in acc.iter_mut().enumerate() {
+                    *a = op.combine(*a, op.map(O::In::load(q.add(k * isz)), aux[k]));
+                }
+            }
+            for (a, b) in acc.iter_mut().zip(acc2) {
+                *a = op.combine(*a, b);
+            }
+        } else if s == isz as isize {
             for c in 0..full {
                 let q = p.add(c * LANES * isz);
                 for (k, a) in acc.iter_mut().enumerate() {
@@ -374,355 +398,4 @@ unsafe fn lanes<O: ReduceOp>(
         }
     }
     acc
-}
-
-/// Vertical folds of narrow rows that lie back to back in memory (`(m, w).sum(0)` with
-/// `w` dividing [`LANES`]): the rows form one contiguous stream whose lane `k` belongs
-/// to column `k % w`, folded like a long run, so it vectorises and streams.
-///
-/// # Safety
-/// As for [`fold`]; `g` has one reduced dim `r` and an innermost kept dim `v` with
-/// `v.si = 1`, `r.si = v.n` and `LANES % v.n = 0`.
-unsafe fn narrow_stream<O: ReduceOp>(op: &O, g: &Geom, p: Ptrs, n: usize, par: bool) {
-    let isz = size_of::<O::In>();
-    let osz = size_of::<O::Out>();
-    let (v, r) = (g.kept[g.kept.len() - 1], g.red[0]);
-    let w = v.n;
-    let outer = &g.kept[..g.kept.len() - 1];
-    let ks = KeptStrides::new(outer, isz, osz, p.aux.is_some());
-    let pouter = count(outer);
-    let in0 = Shared(p.inp.wrapping_offset(g.in_off * isz as isize));
-    let out0 = Shared(p.out.wrapping_offset(g.out_off * osz as isize));
-    let aux0 = Shared(p.aux.map(|a| a.wrapping_offset(g.out_off)));
-    let threads = rayon::current_num_threads();
-    let outer_par = par && pouter >= 2 * threads;
-    let one = |po: usize, inner_par: bool| {
-        let (in0, out0, aux0) = (in0.get(), out0.get(), aux0.get());
-        let [io, oo, ao] = ks.odometer(po).off;
-        let mut aux = [0.0; LANES];
-        if let Some(a) = aux0 {
-            for (k, x) in aux.iter_mut().enumerate() {
-                // SAFETY: the aux element of column `k % w` of this output row.
-                *x = unsafe {
-                    a.byte_offset(ao)
-                        .offset((k % w) as isize * v.so)
-                        .read_unaligned()
-                };
-            }
-        }
-        // SAFETY: the stream of `r.n · w` elements of this output row (caller's
-        // contract); each output column is written by this call only.
-        unsafe {
-            let acc = run_lanes(op, in0.offset(io), r.n * w, isz as isize, &aux, inner_par);
-            let acc = fold_lanes(op, acc, w);
-            let o = out0.offset(oo);
-            for j in 0..w {
-                op.finish(acc[j], n, aux[j])
-                    .store(o.offset(j as isize * v.so * osz as isize));
-            }
-        }
-    };
-    if outer_par {
-        (0..pouter).into_par_iter().for_each(|po| one(po, false));
-    } else {
-        (0..pouter).for_each(|po| one(po, par));
-    }
-}
-
-/// Blocks of output elements along the fastest kept dim, folded row by row.
-///
-/// # Safety
-/// As for [`fold`].
-unsafe fn vertical<O: ReduceOp>(op: &O, g: &Geom, p: Ptrs, n: usize, par: bool) {
-    let isz = size_of::<O::In>();
-    let osz = size_of::<O::Out>();
-    let Some(v) = g.kept.last() else {
-        return;
-    };
-    if let [r] = g.red[..] {
-        if v.si == 1 && r.si == v.n as isize && LANES % v.n == 0 && r.n > VLEAF {
-            // SAFETY: forwarded; the geometry condition is checked just above.
-            return unsafe { narrow_stream(op, g, p, n, par) };
-        }
-    }
-    let (nv, sv) = (v.n, v.si * isz as isize);
-    let (svo, sva) = (v.so * osz as isize, v.so);
-    let outer = &g.kept[..g.kept.len() - 1];
-    let ks = KeptStrides::new(outer, isz, osz, p.aux.is_some());
-    let pouter = count(outer);
-    let rows = Rows {
-        shape: sizes(&g.red),
-        strides: in_bytes(&g.red, isz),
-        r: count(&g.red),
-        leaf: if O::PAIRWISE { VLEAF } else { VLEAF_EXACT },
-    };
-    let threads = if par { rayon::current_num_threads() } else { 1 };
-    // Column block: fits L1, and gives every thread several jobs when possible. The
-    // block size does not change any output's association tree.
-    let mut b = (VBLOCK_BYTES / size_of::<O::Acc>().max(1)).clamp(64, nv.max(64));
-    let want = 4 * threads;
-    if threads > 1 && pouter * nv.div_ceil(b) < want {
-        b = b.min(nv.div_ceil(want.div_ceil(pouter)).max(256));
-    }
-    let b = b.min(nv);
-    let nb = nv.div_ceil(b);
-    let jobs = pouter * nb;
-    let par_rows = threads > 1 && jobs < threads;
-    let in0 = Shared(p.inp.wrapping_offset(g.in_off * isz as isize));
-    let out0 = Shared(p.out.wrapping_offset(g.out_off * osz as isize));
-    let aux0 = Shared(p.aux.map(|a| a.wrapping_offset(g.out_off)));
-    let job = |j: usize| {
-        let (in0, out0, aux0) = (in0.get(), out0.get(), aux0.get());
-        let (po, bi) = (j / nb, j % nb);
-        let [io, oo, ao] = ks.odometer(po).off;
-        let j0 = bi * b;
-        let len = b.min(nv - j0);
-        let base = in0.wrapping_offset(io + j0 as isize * sv);
-        let mut auxv = vec![0.0f64; len];
-        if let Some(a) = aux0 {
-            let a = a
-                .wrapping_byte_offset(ao)
-                .wrapping_offset(j0 as isize * sva);
-            for (jj, x) in auxv.iter_mut().enumerate() {
-                // SAFETY: an aux element of this job's outputs (caller's contract).
-                *x = unsafe { a.offset(jj as isize * sva).read_unaligned() };
-            }
-        }
-        let o = out0.wrapping_offset(oo + j0 as isize * svo);
-        if rows.r <= rows.leaf && rows.shape.len() <= 1 {
-            // Few rows of one dim: fold each column straight into its output (the same
-            // sequential association as a tree leaf).
-            let rs = rows.strides.first().copied().unwrap_or(0);
-            let cols = Cols {
-                base,
-                sv,
-                rs,
-                out: o,
-                so: svo,
-            };
-            // SAFETY: the columns of this job's block: inputs per the caller's contract,
-            // outputs written by this job only.
-            unsafe {
-                match rows.r {
-                    1 => cols.fold::<O, 1>(op, &auxv, n),
-                    2 => cols.fold::<O, 2>(op, &auxv, n),
-                    3 => cols.fold::<O, 3>(op, &auxv, n),
-                    4 => cols.fold::<O, 4>(op, &auxv, n),
-                    r => cols.fold_n(op, r, &auxv, n),
-                }
-            }
-            return;
-        }
-        let mut acc = vec![op.identity(); len];
-        let depth = rows.depth();
-        let mut scratch = vec![op.identity(); len * depth];
-        // SAFETY: the rows address this job's inputs (caller's contract).
-        unsafe {
-            rows.tree(
-                op,
-                Shared(base),
-                sv,
-                0,
-                rows.r,
-                &auxv,
-                &mut acc,
-                &mut scratch,
-                par_rows,
-            )
-        };
-        for (jj, (a, x)) in acc.iter().zip(&auxv).enumerate() {
-            // SAFETY: an output element of this job; no other job writes it.
-            unsafe { op.finish(*a, n, *x).store(o.offset(jj as isize * svo)) };
-        }
-    };
-    if threads > 1 && jobs > 1 {
-        (0..jobs).into_par_iter().for_each(job);
-    } else {
-        (0..jobs).for_each(job);
-    }
-}
-
-/// A block of output columns, each folding a few rows of one reduced dim.
-struct Cols {
-    /// Input element of column 0, row 0.
-    base: *const u8,
-    /// Input byte stride between columns.
-    sv: isize,
-    /// Input byte stride between rows.
-    rs: isize,
-    /// Output element of column 0.
-    out: *mut u8,
-    /// Output byte stride between columns.
-    so: isize,
-}
-
-impl Cols {
-    /// Folds `R` rows per column (one column per `aux` entry), `R` known at compile
-    /// time so the row loop unrolls; columns of `R` adjacent elements (`(m, R).sum(-1)`)
-    /// get a loop over contiguous memory that vectorises.
-    ///
-    /// # Safety
-    /// Every `(column, row)` element must be readable and every output column writable.
-    #[inline(always)]
-    unsafe fn fold<O: ReduceOp, const R: usize>(&self, op: &O, aux: &[f64], n: usize) {
-        let isz = size_of::<O::In>();
-        let osz = size_of::<O::Out>() as isize;
-        // SAFETY: every offset is that of a (column, row) element or an output column.
-        unsafe {
-            if self.sv == (R * isz) as isize && self.rs == isz as isize && self.so == osz {
-                for (jj, &x) in aux.iter().enumerate() {
-                    let p = self.base.add(jj * R * isz);
-                    let mut a = op.identity();
-                    for r in 0..R {
-                        a = op.combine(a, op.map(O::In::load(p.add(r * isz)), x));
-                    }
-                    op.finish(a, n, x).store(self.out.add(jj * osz as usize));
-                }
-            } else {
-                for (jj, &x) in aux.iter().enumerate() {
-                    let p = self.base.offset(jj as isize * self.sv);
-                    let mut a = op.identity();
-                    for r in 0..R {
-                        a = op.combine(a, op.map(O::In::load(p.offset(r as isize * self.rs)), x));
-                    }
-                    op.finish(a, n, x)
-                        .store(self.out.offset(jj as isize * self.so));
-                }
-            }
-        }
-    }
-
-    /// As [`Cols::fold`] for a row count known at run time.
-    ///
-    /// # Safety
-    /// As for [`Cols::fold`].
-    unsafe fn fold_n<O: ReduceOp>(&self, op: &O, rows: usize, aux: &[f64], n: usize) {
-        for (jj, &x) in aux.iter().enumerate() {
-            let p = self.base.wrapping_offset(jj as isize * self.sv);
-            let mut a = op.identity();
-            for r in 0..rows {
-                // SAFETY: element `r` of column `jj` (caller's contract).
-                let v = unsafe { O::In::load(p.offset(r as isize * self.rs)) };
-                a = op.combine(a, op.map(v, x));
-            }
-            // SAFETY: output column `jj` (caller's contract).
-            unsafe {
-                op.finish(a, n, x)
-                    .store(self.out.offset(jj as isize * self.so))
-            };
-        }
-    }
-}
-
-/// The rows of a vertical fold: an odometer over the reduced dims.
-struct Rows {
-    shape: SmallVec<[usize; 6]>,
-    strides: SmallVec<[isize; 6]>,
-    r: usize,
-    leaf: usize,
-}
-
-impl Rows {
-    /// Scratch blocks needed by [`Rows::tree`]: one per level below the root.
-    fn depth(&self) -> usize {
-        let mut d = 0;
-        let mut m = self.r;
-        while m > self.leaf {
-            m = m.div_ceil(2);
-            d += 1;
-        }
-        d
-    }
-
-    /// Folds rows `lo..hi` into `acc` (overwritten), pairwise above leaves of
-    /// `self.leaf` rows, using `scratch` (`depth` blocks) for right halves.
-    ///
-    /// # Safety
-    /// Every row `r` in `lo..hi` must have `acc.len()` readable elements from
-    /// `base + offset(r)` at byte stride `sv`.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn tree<O: ReduceOp>(
-        &self,
-        op: &O,
-        base: SendPtr,
-        sv: isize,
-        lo: usize,
-        hi: usize,
-        aux: &[f64],
-        acc: &mut [O::Acc],
-        scratch: &mut [O::Acc],
-        par: bool,
-    ) {
-        let len = acc.len();
-        if hi - lo <= self.leaf {
-            acc.fill(op.identity());
-            if let [rs] = self.strides[..] {
-                for r in lo..hi {
-                    // SAFETY: row `r` of this block (caller's contract).
-                    unsafe { accumulate_row(op, base.get().offset(r as isize * rs), sv, aux, acc) };
-                }
-                return;
-            }
-            let mut od = Odometer::<1>::new(&self.shape, [self.strides.clone()], lo);
-            for _ in lo..hi {
-                // SAFETY: row `r` of this block (caller's contract).
-                unsafe { accumulate_row(op, base.get().offset(od.off[0]), sv, aux, acc) };
-                od.step();
-            }
-            return;
-        }
-        let mid = lo + (hi - lo) / 2;
-        if par && (hi - lo) * len >= PAR_MIN {
-            let mut right = vec![op.identity(); len];
-            let mut scratch2 = vec![op.identity(); scratch.len()];
-            // SAFETY: both halves are rows of this block.
-            rayon::join(
-                || unsafe { self.tree(op, base, sv, lo, mid, aux, acc, scratch, true) },
-                || unsafe {
-                    self.tree(op, base, sv, mid, hi, aux, &mut right, &mut scratch2, true)
-                },
-            );
-            for (a, r) in acc.iter_mut().zip(&right) {
-                *a = op.combine(*a, *r);
-            }
-        } else {
-            let (tmp, rest) = scratch.split_at_mut(len);
-            // SAFETY: both halves are rows of this block.
-            unsafe {
-                self.tree(op, base, sv, lo, mid, aux, acc, rest, false);
-                self.tree(op, base, sv, mid, hi, aux, tmp, rest, false);
-            }
-            for (a, r) in acc.iter_mut().zip(tmp.iter()) {
-                *a = op.combine(*a, *r);
-            }
-        }
-    }
-}
-
-/// `acc[j] = combine(acc[j], map(x[j]))` for one row `x` at byte stride `sv`.
-///
-/// # Safety
-/// `acc.len()` elements from `p` at stride `sv` must be readable.
-#[inline(always)]
-unsafe fn accumulate_row<O: ReduceOp>(
-    op: &O,
-    p: *const u8,
-    sv: isize,
-    aux: &[f64],
-    acc: &mut [O::Acc],
-) {
-    let isz = size_of::<O::In>();
-    let aux = &aux[..acc.len()];
-    // SAFETY: every offset is `j·sv` for `j < acc.len()`.
-    unsafe {
-        if sv == isz as isize {
-            for (j, (a, &x)) in acc.iter_mut().zip(aux).enumerate() {
-                *a = op.combine(*a, op.map(O::In::load(p.add(j * isz)), x));
-            }
-        } else {
-            for (j, (a, &x)) in acc.iter_mut().zip(aux).enumerate() {
-                *a = op.combine(*a, op.map(O::In::load(p.offset(j as isize * sv)), x));
-            }
-        }
-    }
 }
