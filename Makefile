@@ -23,10 +23,10 @@ test-rust:
 	$(CARGO) test -p strata --doc
 
 # A virtualenv with the build and test tools (re-made when pyproject.toml changes).
-$(VENV)/.ready: pyproject.toml
+$(VENV)/.ready: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet "maturin>=1.5,<2" "numpy>=1.26" "pytest>=7" "hypothesis>=6"
+	$(VPY) -m pip install --quiet "maturin>=1.5,<2" "numpy>=1.26" "pytest>=7" "hypothesis>=6" "safetensors>=0.4"
 	touch $@
 
 # Tests use a debug build: it shares the compiled core with `cargo test` and builds fast.

@@ -10,10 +10,14 @@ NumPy is optional: it is imported only by ``Tensor.numpy()``.
 
 from __future__ import annotations
 
+import os as _os
+
 from . import _strata
 from ._errors import (
     BorrowError,
     DTypeError,
+    FileError,
+    FormatError,
     OverlapError,
     ReadOnlyError,
     ResourceError,
@@ -42,6 +46,7 @@ from ._strata import (
     tensor,
     zeros,
 )
+from ._strata import from_file as from_file
 from ._strata import where as where
 
 bool = _strata.bool  # noqa: A001  (PyTorch's name)
@@ -140,6 +145,32 @@ clip = clamp
 absolute = abs  # noqa: A001
 
 
+def save(obj: Tensor, f, *, version: tuple[int, int] | None = None) -> None:
+    """Writes ``obj`` to the ``.npy`` file ``f`` (NumPy's format; ``numpy.load`` reads it).
+
+    The smallest format version that fits is used unless ``version`` is given; the data
+    starts at a multiple of 64 bytes. An F-contiguous tensor is written as it lies, with
+    ``fortran_order: True``; other layouts are written in C order.
+    """
+    if not isinstance(obj, Tensor):
+        raise TypeError(f"save: expected a strata Tensor, got {type(obj).__name__}")
+    _strata._save_npy(obj, _os.fspath(f), version)
+
+
+def load(f, *, mmap: bool = False, mmap_mode: str | None = None, max_header_size: int = 10000) -> Tensor:
+    """Reads the ``.npy`` file ``f``.
+
+    ``mmap=True`` maps the file copy-on-write (zero-copy; writes stay private), like
+    ``torch.load(mmap=True)``; ``mmap_mode`` picks NumPy's modes instead: ``'r'``
+    (read-only), ``'r+'`` (writes reach the file) or ``'c'`` (copy-on-write). Big-endian
+    or misaligned data is loaded by a copy. Headers longer than ``max_header_size`` bytes
+    are refused, as NumPy does.
+    """
+    if mmap_mode is None and mmap:
+        mmap_mode = "c"
+    return _strata._load_npy(_os.fspath(f), mmap_mode, max_header_size)
+
+
 def is_tensor(obj) -> bool:
     """True for strata tensors."""
     return isinstance(obj, Tensor)
@@ -180,5 +211,12 @@ __all__ = [
     "OverlapError",
     "StrataOverflowError",
     "ResourceError",
+    "FileError",
+    "FormatError",
+    "save",
+    "load",
+    "from_file",
+    "safetensors",
     *_FUNCTIONS,
 ]
+from . import safetensors  # noqa: E402  (submodule; after the names it uses)

@@ -11,6 +11,7 @@ builtin types are spelled ``builtins.bool`` and so on.
 """
 
 import builtins
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal, Self, SupportsIndex, TypeAlias, final, overload
@@ -18,8 +19,12 @@ from typing import Any, Literal, Self, SupportsIndex, TypeAlias, final, overload
 import numpy as np
 import numpy.typing as npt
 
+from . import safetensors as safetensors
+
 from ._errors import BorrowError as BorrowError
 from ._errors import DTypeError as DTypeError
+from ._errors import FileError as FileError
+from ._errors import FormatError as FormatError
 from ._errors import OverlapError as OverlapError
 from ._errors import ReadOnlyError as ReadOnlyError
 from ._errors import ResourceError as ResourceError
@@ -558,6 +563,28 @@ def result_type(a: _Operand, b: _Operand) -> dtype:
     """The dtype of an elementwise op on ``a`` and ``b`` (PyTorch's promotion)."""
 
 def is_tensor(obj: object) -> builtins.bool: ...
+def save(
+    obj: Tensor, f: str | os.PathLike[str], *, version: tuple[builtins.int, builtins.int] | None = None
+) -> None:
+    """Writes ``obj`` to the ``.npy`` file ``f``."""
+
+def load(
+    f: str | os.PathLike[str],
+    *,
+    mmap: builtins.bool = False,
+    mmap_mode: Literal["r", "r+", "c"] | None = None,
+    max_header_size: builtins.int = 10000,
+) -> Tensor:
+    """Reads the ``.npy`` file ``f`` (``mmap=True``: zero-copy, copy-on-write)."""
+
+def from_file(
+    filename: str | os.PathLike[str],
+    shared: builtins.bool | None = None,
+    size: builtins.int = 0,
+    *,
+    dtype: _DTypeLike | None = None,
+) -> Tensor:
+    """A 1-D tensor of ``size`` elements over the mapped file (``torch.from_file``)."""
 
 # --------------------------------------------------------------------------------------
 # Op functions: ``strata.op(input, ...)`` is ``input.op(...)`` (``input`` may be data,
@@ -785,6 +812,12 @@ __all__ = [
     "OverlapError",
     "StrataOverflowError",
     "ResourceError",
+    "FileError",
+    "FormatError",
+    "save",
+    "load",
+    "from_file",
+    "safetensors",
     "view",
     "reshape",
     "flatten",

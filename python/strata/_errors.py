@@ -45,6 +45,14 @@ class ResourceError(StrataError, OSError):
     """Allocation failure or an operating-system error."""
 
 
+class FileError(StrataError, OSError):
+    """A file that could not be opened, read, written or mapped."""
+
+
+class FormatError(StrataError, ValueError):
+    """A malformed file: bad magic, a header that lies about sizes, truncated data."""
+
+
 __all__ = [
     "StrataError",
     "ShapeError",
@@ -56,4 +64,6 @@ __all__ = [
     "OverlapError",
     "StrataOverflowError",
     "ResourceError",
+    "FileError",
+    "FormatError",
 ]

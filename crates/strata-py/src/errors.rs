@@ -17,6 +17,8 @@ fn class_name(kind: ErrorKind) -> &'static str {
         ErrorKind::Overlap => "OverlapError",
         ErrorKind::Overflow => "StrataOverflowError",
         ErrorKind::Resource => "ResourceError",
+        ErrorKind::Io => "FileError",
+        ErrorKind::Format => "FormatError",
     }
 }
 

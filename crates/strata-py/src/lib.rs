@@ -5,6 +5,7 @@ mod buffer;
 mod convert;
 mod dtype;
 mod errors;
+mod files;
 mod module;
 mod ops;
 mod tensor;
@@ -33,5 +34,6 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(module::randn, m)?)?;
     m.add_function(wrap_pyfunction!(module::manual_seed, m)?)?;
     ops::register(m)?;
+    files::register(m)?;
     Ok(())
 }

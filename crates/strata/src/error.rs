@@ -53,6 +53,11 @@ pub enum ErrorKind {
     Overflow,
     /// Allocation failure or an operating-system error.
     Resource,
+    /// A file that could not be opened, read, written or mapped (Python: `OSError`).
+    Io,
+    /// A malformed file or header: bad magic, truncated data, lying sizes (Python:
+    /// `ValueError`).
+    Format,
 }
 
 /// Every error strata reports.
@@ -229,6 +234,26 @@ pub enum Error {
         /// What failed.
         msg: String,
     },
+
+    /// A file operation failed.
+    #[error("{op}: {path}: {msg}")]
+    Io {
+        /// The op.
+        op: &'static str,
+        /// The file.
+        path: String,
+        /// The operating system's message.
+        msg: String,
+    },
+
+    /// A malformed file.
+    #[error("{op}: {msg}")]
+    Format {
+        /// The op.
+        op: &'static str,
+        /// What is wrong, naming the offending values.
+        msg: String,
+    },
 }
 
 impl Error {
@@ -250,6 +275,23 @@ impl Error {
             Error::Borrow { .. } => ErrorKind::Borrow,
             Error::SelfOverlap { .. } | Error::PartialOverlap { .. } => ErrorKind::Overlap,
             Error::Resource { .. } => ErrorKind::Resource,
+            Error::Io { .. } => ErrorKind::Io,
+            Error::Format { .. } => ErrorKind::Format,
+        }
+    }
+
+    pub(crate) fn io(op: &'static str, path: &std::path::Path, e: &std::io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.display().to_string(),
+            msg: e.to_string(),
+        }
+    }
+
+    pub(crate) fn format(op: &'static str, msg: impl Into<String>) -> Self {
+        Error::Format {
+            op,
+            msg: msg.into(),
         }
     }
 

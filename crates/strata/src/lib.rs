@@ -23,6 +23,7 @@
 
 pub mod dtype;
 pub mod error;
+pub mod interop;
 pub mod kernel;
 pub mod layout;
 pub mod storage;

@@ -22,6 +22,7 @@
 
 mod alloc;
 pub mod borrow;
+pub mod mmap;
 
 use std::any::Any;
 use std::fmt;
@@ -31,6 +32,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use alloc::{Allocator, CpuAllocator, ALIGN};
 pub use borrow::BorrowGuard;
+pub use mmap::{FileMap, MapMode};
 
 use crate::error::{Error, Result};
 
