@@ -46,6 +46,7 @@ from ._strata import (
     tensor,
     zeros,
 )
+from ._strata import from_dlpack as from_dlpack
 from ._strata import from_file as from_file
 from ._strata import where as where
 
@@ -216,6 +217,7 @@ __all__ = [
     "save",
     "load",
     "from_file",
+    "from_dlpack",
     "safetensors",
     *_FUNCTIONS,
 ]

@@ -190,6 +190,17 @@ class Tensor:
     def __array_interface__(self) -> dict[builtins.str, Any]:
         """NumPy's array interface (version 3): shape, typestr, (data pointer, read-only),
         byte strides (None when contiguous)."""
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[builtins.int, builtins.int] | None = None,
+        dl_device: tuple[builtins.int, builtins.int] | None = None,
+        copy: builtins.bool | None = None,
+    ) -> Any:
+        """A DLPack capsule ("dltensor_versioned" when ``max_version >= (1, 0)``)."""
+    def __dlpack_device__(self) -> tuple[builtins.int, builtins.int]:
+        """``(1, 0)``: the CPU."""
     @overload
     def size(self, dim: None = None) -> tuple[builtins.int, ...]: ...
     @overload
@@ -563,6 +574,10 @@ def result_type(a: _Operand, b: _Operand) -> dtype:
     """The dtype of an elementwise op on ``a`` and ``b`` (PyTorch's promotion)."""
 
 def is_tensor(obj: object) -> builtins.bool: ...
+def from_dlpack(
+    obj: Any, *, device: Any = None, copy: builtins.bool | None = None
+) -> Tensor:
+    """A tensor sharing memory with a DLPack producer (``__dlpack__`` or a capsule)."""
 def save(
     obj: Tensor, f: str | os.PathLike[str], *, version: tuple[builtins.int, builtins.int] | None = None
 ) -> None:
@@ -817,6 +832,7 @@ __all__ = [
     "save",
     "load",
     "from_file",
+    "from_dlpack",
     "safetensors",
     "view",
     "reshape",

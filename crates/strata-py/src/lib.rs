@@ -3,6 +3,7 @@
 
 mod buffer;
 mod convert;
+mod dlpack;
 mod dtype;
 mod errors;
 mod files;
@@ -35,5 +36,6 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(module::manual_seed, m)?)?;
     ops::register(m)?;
     files::register(m)?;
+    m.add_function(wrap_pyfunction!(dlpack::from_dlpack, m)?)?;
     Ok(())
 }

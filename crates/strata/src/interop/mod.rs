@@ -1,6 +1,7 @@
-//! Exchange with the outside world: tensor files (`.npy`, safetensors) and file-backed
-//! tensors (`from_file`).
+//! Exchange with the outside world: DLPack, tensor files (`.npy`, safetensors) and
+//! file-backed tensors (`from_file`).
 
+pub mod dlpack;
 pub mod npy;
 pub mod safetensors;
 
