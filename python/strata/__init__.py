@@ -10,6 +10,7 @@ NumPy is optional: it is imported only by ``Tensor.numpy()``.
 
 from __future__ import annotations
 
+import builtins as _builtins
 import os as _os
 
 from . import _strata
@@ -76,6 +77,8 @@ def _dtype_from_name(name: str) -> dtype:
 
 
 def _like(fn, other: Tensor, dtype=None, **kw):
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{fn.__name__}_like(): argument 'input' must be Tensor, not {type(other).__name__}")
     return fn(*other.shape, dtype=other.dtype if dtype is None else dtype, **kw)
 
 
@@ -109,9 +112,22 @@ def randn_like(input: Tensor, dtype=None) -> Tensor:
     return _like(randn, input, dtype)
 
 
+_BINARY = frozenset(
+    """add sub mul div floor_divide remainder pow maximum minimum atan2 eq ne lt le gt ge
+    logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor bitwise_left_shift
+    bitwise_right_shift""".split()
+)
+_NUMBER = (_builtins.int, _builtins.float, _builtins.bool)
+
+
 def _method(name: str):
+    binary = name in _BINARY
+
     def fn(input, *args, **kwargs):
         if not isinstance(input, Tensor):
+            if binary and isinstance(input, _NUMBER) and args and isinstance(args[0], Tensor) and not kwargs:
+                # A Python scalar first stays weak, as on the right: st.add(5, t) is 5 + t.
+                return _strata._scalar_lhs(name, input, args[0])
             input = tensor(input)
         return getattr(input, name)(*args, **kwargs)
 

@@ -222,13 +222,6 @@ def test_tensor_of_numpy_copies_for_every_dtype(dt):
     np.testing.assert_array_equal(a, before)  # the copy is independent
 
 
-@pytest.mark.xfail(
-    reason="bug: st.tensor / st.as_tensor of a 0-d NumPy array (or NumPy scalar) go through "
-    "item() and lose the dtype: st.tensor(np.array(15, dtype=np.uint8)).dtype is int64 and "
-    "st.tensor(np.float64(0.1)) is float32 (0.10000000149); PyTorch keeps uint8 / float64, and "
-    "as_tensor of a 0-d array should share memory",
-    strict=True,
-)
 def test_tensor_of_zero_d_numpy_keeps_dtype():
     assert st.tensor(np.array(15, dtype=np.uint8)).dtype == st.uint8
     assert st.tensor(np.float64(0.1)).dtype == st.float64
@@ -243,11 +236,6 @@ def test_numpy_arrays_as_indices():
     assert t[a > 5].tolist() == a[a > 5].tolist()
 
 
-@pytest.mark.xfail(
-    reason="bug: st.tensor of a list of NumPy arrays raises DTypeError('Could not infer dtype "
-    "of ndarray')",
-    strict=True,
-)
 def test_tensor_from_list_of_numpy_arrays():
     assert st.tensor([np.array([1, 2]), np.array([3, 4])]).tolist() == [[1, 2], [3, 4]]
 

@@ -356,11 +356,6 @@ def test_clone_and_to():
     assert t.cpu() is t
 
 
-@pytest.mark.xfail(
-    reason="bug: t.to(t.dtype, copy=True) returns a tensor sharing t's memory (copy=True is "
-    "ignored when the dtype does not change)",
-    strict=True,
-)
 def test_to_with_copy_true_copies():
     t = st.arange(3.0)
     c = t.to(st.float32, copy=True)
@@ -646,13 +641,6 @@ def test_setitem_casts_and_broadcasts_values():
     assert f.tolist() == [1.0, 0.0, 2.0, 0.0]
 
 
-@pytest.mark.xfail(
-    reason="bug: int-list arguments refuse 1-D integer tensors and NumPy arrays although "
-    "convert.rs int_list documents them: t.index_select(0, st.tensor([1, 3])) (PyTorch's own "
-    "signature takes a LongTensor), t.permute(st.tensor([1, 0])), t.sum(dim=st.tensor([0])), "
-    "st.zeros(np.array([2, 3])) raise DTypeError('expected a sequence of integers')",
-    strict=True,
-)
 def test_int_list_arguments_accept_integer_tensors():
     t = st.arange(6).view(2, 3)
     assert t.index_select(1, st.tensor([2, 0])).tolist() == [[2, 0], [5, 3]]
@@ -716,11 +704,6 @@ def test_uint64_int_float_repr():
     assert repr(t) == "tensor([18446744073709551615], dtype=strata.uint64)"
 
 
-@pytest.mark.xfail(
-    reason="bug: st.tensor(2**64 - 1) silently wraps to tensor(-1) (int64) instead of raising "
-    "an overflow error as PyTorch does ('Overflow when unpacking long')",
-    strict=True,
-)
 def test_tensor_of_int_above_int64_max_raises():
     with pytest.raises(OverflowError):
         st.tensor(2**64 - 1)

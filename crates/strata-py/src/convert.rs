@@ -70,6 +70,41 @@ pub fn int_list(obj: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
     if obj.is_instance_of::<PyInt>() {
         return Ok(vec![index_arg(obj)?]);
     }
+    if let Ok(t) = obj.cast::<crate::tensor::PyTensor>() {
+        let t = &t.get().inner;
+        if !(t.dtype().is_int()) || t.ndim() > 1 {
+            return Err(err(
+                ErrorKind::DType,
+                "shape",
+                format!(
+                    "expected a 0-d or 1-D integer tensor, got {} of shape {:?}",
+                    t.dtype(),
+                    t.shape()
+                ),
+            ));
+        }
+        return t
+            .to_dtype(DType::I64)
+            .and_then(|t| t.contiguous())
+            .and_then(|t| t.to_vec::<i64>())
+            .map_err(crate::errors::to_py);
+    }
+    // A NumPy integer array (or anything array-like with an integer dtype and tolist()).
+    if obj.hasattr("dtype")? && obj.hasattr("tolist")? && obj.hasattr("ndim")? {
+        let kind: String = obj
+            .getattr("dtype")?
+            .getattr("kind")?
+            .extract()
+            .unwrap_or_default();
+        let ndim: usize = obj.getattr("ndim")?.extract()?;
+        if (kind == "i" || kind == "u") && ndim <= 1 {
+            let list = obj.call_method0("tolist")?;
+            if ndim == 0 {
+                return Ok(vec![index_arg(&list)?]);
+            }
+            return int_list(&list);
+        }
+    }
     let seq = obj.cast::<PySequence>().map_err(|_| {
         err(
             ErrorKind::DType,
@@ -104,6 +139,8 @@ pub fn sizes(op: &'static str, v: &[i64]) -> PyResult<Vec<usize>> {
 struct Nested {
     shape: Vec<usize>,
     values: Vec<Scalar>,
+    /// The first Python int above `i64::MAX` seen (only a uint64 tensor can hold it).
+    big: Option<String>,
 }
 
 fn walk(obj: &Bound<'_, PyAny>, depth: usize, out: &mut Nested) -> PyResult<()> {
@@ -116,6 +153,13 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, out: &mut Nested) -> PyResult<()> 
                 strata::tensor::MAX_NDIM
             ),
         ));
+    }
+    if obj.is_instance_of::<PyInt>()
+        && !obj.is_instance_of::<PyBool>()
+        && out.big.is_none()
+        && obj.extract::<i64>().is_err()
+    {
+        out.big = Some(obj.repr()?.to_string());
     }
     if let Some(s) = as_scalar(obj)? {
         if depth != out.shape.len() {
@@ -136,6 +180,13 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, out: &mut Nested) -> PyResult<()> 
         }
         let list = crate::tensor::to_list(obj.py(), &t.inner)?;
         return walk(&list.into_bound(obj.py()), depth, out);
+    }
+    // A NumPy array inside a list (`[np.array([1, 2]), …]`): its elements.
+    if obj.hasattr("dtype")? && obj.hasattr("tolist")? && obj.hasattr("ndim")? {
+        let list = obj.call_method0("tolist")?;
+        if !list.is(obj) {
+            return walk(&list, depth, out);
+        }
     }
     let seq = obj.cast::<PySequence>().map_err(|_| {
         err(
@@ -201,9 +252,18 @@ pub fn from_nested(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Ten
     let mut n = Nested {
         shape: Vec::new(),
         values: Vec::new(),
+        big: None,
     };
     walk(obj, 0, &mut n)?;
     let dtype = dtype.unwrap_or_else(|| infer_dtype(&n.values));
+    if let (Some(big), true) = (&n.big, dtype != DType::U64) {
+        // Only uint64 holds ints above 2**63 - 1; PyTorch raises "Overflow when unpacking long".
+        return Err(err(
+            ErrorKind::Overflow,
+            "tensor",
+            format!("Overflow when unpacking long: {big} does not fit in {dtype}"),
+        ));
+    }
     with_dtype!(dtype, T => {
         let v: Vec<T> = n.values.iter().map(|s| s.to::<T>()).collect();
         Tensor::from_vec(v, &n.shape).py()

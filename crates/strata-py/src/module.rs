@@ -33,7 +33,7 @@ pub fn tensor_from(data: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Te
             .contiguous_copy()
             .py();
     }
-    if as_scalar(data)?.is_none() && has_buffer(data) {
+    if is_array_like(data)? || (as_scalar(data)?.is_none() && has_buffer(data)) {
         let t = crate::buffer::from_buffer(data)?;
         let dt = dtype.unwrap_or(t.dtype());
         let out = Tensor::zeros(t.shape(), dt).py()?;
@@ -41,6 +41,12 @@ pub fn tensor_from(data: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Te
         return Ok(out);
     }
     from_nested(data, dtype)
+}
+
+/// A NumPy array or NumPy scalar (0-d included): it exports a buffer and has a dtype, so
+/// its dtype is kept rather than going through a Python number.
+fn is_array_like(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(has_buffer(obj) && obj.hasattr("dtype")?)
 }
 
 fn has_buffer(obj: &Bound<'_, PyAny>) -> bool {
@@ -71,7 +77,7 @@ pub fn as_tensor(data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> P
     let dt = opt_dtype(dtype)?;
     let t = if let Ok(t) = data.cast::<PyTensor>() {
         t.get().inner.clone()
-    } else if as_scalar(data)?.is_none() && has_buffer(data) {
+    } else if is_array_like(data)? || (as_scalar(data)?.is_none() && has_buffer(data)) {
         crate::buffer::from_buffer(data)?
     } else {
         from_nested(data, dt)?

@@ -37,18 +37,6 @@ impl Arg {
             Arg::S(s) => Operand::Scalar(*s),
         }
     }
-
-    /// As a left operand of a reflected op with `rhs`: a 0-d tensor of the op's common
-    /// dtype, so the scalar stays weak in promotion.
-    fn as_lhs(&self, rhs: &Tensor) -> strata::Result<Tensor> {
-        match self {
-            Arg::T(t) => Ok(t.clone()),
-            Arg::S(s) => {
-                let dt = result_type(&[Operand::Tensor(rhs), Operand::Scalar(*s)])?;
-                Tensor::scalar_of(*s, dt)
-            }
-        }
-    }
 }
 
 /// Optional dims: `None` → all, an int, or a sequence of ints.
@@ -200,16 +188,51 @@ binary_inplace!(
     bitwise_xor_
 );
 
-/// `rhs OP self` for a reflected operator: the left operand becomes a weak 0-d tensor.
+/// `rhs OP self` for a reflected operator: a Python scalar on the left stays weak
+/// (`300 - uint8_tensor` is uint8, `True - uint8_tensor` is refused as `t - True` is).
 fn reflected(
     py: Python<'_>,
     this: &Tensor,
     other: &Bound<'_, PyAny>,
+    name: &'static str,
     f: fn(&Tensor, &Tensor) -> strata::Result<Tensor>,
 ) -> PyResult<PyTensor> {
     let b = this.clone();
-    let a = Arg::from_py(other)?;
-    wrap(py.detach(move || f(&a.as_lhs(&b)?, &b)))
+    match Arg::from_py(other)? {
+        Arg::S(s) => wrap(py.detach(move || strata::kernel::scalar_lhs(name, s, &b))),
+        Arg::T(a) => wrap(py.detach(move || f(&a, &b))),
+    }
+}
+
+/// Python's three-argument `pow(t, e, mod)` has no tensor meaning: refuse it.
+fn no_modulo(modulo: &Bound<'_, PyAny>) -> PyResult<()> {
+    if modulo.is_none() {
+        Ok(())
+    } else {
+        Err(pyo3::exceptions::PyTypeError::new_err(
+            "pow(): three-argument pow (a modulus) is not supported for tensors",
+        ))
+    }
+}
+
+/// `strata.<op>(scalar, tensor)`: the module function with a Python scalar first, weak.
+#[pyfunction]
+pub fn _scalar_lhs(
+    py: Python<'_>,
+    name: &str,
+    lhs: &Bound<'_, PyAny>,
+    rhs: &PyTensor,
+) -> PyResult<PyTensor> {
+    let s = as_scalar(lhs)?.ok_or_else(|| {
+        crate::errors::err(
+            strata::ErrorKind::DType,
+            "scalar_lhs",
+            format!("expected a Python number, got {}", lhs.get_type()),
+        )
+    })?;
+    let b = rhs.inner.clone();
+    let name = name.to_owned();
+    wrap(py.detach(move || strata::kernel::scalar_lhs(&name, s, &b)))
 }
 
 /// `self OP= rhs`.
@@ -233,7 +256,7 @@ impl PyTensor {
     }
 
     fn __radd__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, |a, b| a.add(b))
+        reflected(py, &self.inner, other, "add", |a, b| a.add(b))
     }
 
     fn __iadd__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -245,7 +268,7 @@ impl PyTensor {
     }
 
     fn __rsub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, |a, b| a.sub(b))
+        reflected(py, &self.inner, other, "sub", |a, b| a.sub(b))
     }
 
     fn __isub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -257,7 +280,7 @@ impl PyTensor {
     }
 
     fn __rmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, |a, b| a.mul(b))
+        reflected(py, &self.inner, other, "mul", |a, b| a.mul(b))
     }
 
     fn __imul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -269,7 +292,7 @@ impl PyTensor {
     }
 
     fn __rtruediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, |a, b| a.div(b))
+        reflected(py, &self.inner, other, "div", |a, b| a.div(b))
     }
 
     fn __itruediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -281,7 +304,9 @@ impl PyTensor {
     }
 
     fn __rfloordiv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, |a, b| a.floor_divide(b))
+        reflected(py, &self.inner, other, "floor_divide", |a, b| {
+            a.floor_divide(b)
+        })
     }
 
     fn __ifloordiv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -295,7 +320,7 @@ impl PyTensor {
     }
 
     fn __rmod__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, |a, b| a.remainder(b))
+        reflected(py, &self.inner, other, "remainder", |a, b| a.remainder(b))
     }
 
     fn __imod__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -307,7 +332,9 @@ impl PyTensor {
     }
 
     fn __rand__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, |a, b| a.bitwise_and(b))
+        reflected(py, &self.inner, other, "bitwise_and", |a, b| {
+            a.bitwise_and(b)
+        })
     }
 
     fn __iand__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -319,7 +346,7 @@ impl PyTensor {
     }
 
     fn __ror__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, |a, b| a.bitwise_or(b))
+        reflected(py, &self.inner, other, "bitwise_or", |a, b| a.bitwise_or(b))
     }
 
     fn __ior__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -331,7 +358,9 @@ impl PyTensor {
     }
 
     fn __rxor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, |a, b| a.bitwise_xor(b))
+        reflected(py, &self.inner, other, "bitwise_xor", |a, b| {
+            a.bitwise_xor(b)
+        })
     }
 
     fn __ixor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -343,7 +372,9 @@ impl PyTensor {
     }
 
     fn __rlshift__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, |a, b| a.bitwise_left_shift(b))
+        reflected(py, &self.inner, other, "bitwise_left_shift", |a, b| {
+            a.bitwise_left_shift(b)
+        })
     }
 
     fn __ilshift__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -357,7 +388,9 @@ impl PyTensor {
     }
 
     fn __rrshift__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, |a, b| a.bitwise_right_shift(b))
+        reflected(py, &self.inner, other, "bitwise_right_shift", |a, b| {
+            a.bitwise_right_shift(b)
+        })
     }
 
     fn __irshift__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -373,8 +406,9 @@ impl PyTensor {
         &self,
         py: Python<'_>,
         other: &Bound<'_, PyAny>,
-        _modulo: &Bound<'_, PyAny>,
+        modulo: &Bound<'_, PyAny>,
     ) -> PyResult<PyTensor> {
+        no_modulo(modulo)?;
         self.pow(py, other)
     }
 
@@ -382,26 +416,37 @@ impl PyTensor {
         &self,
         py: Python<'_>,
         other: &Bound<'_, PyAny>,
-        _modulo: &Bound<'_, PyAny>,
+        modulo: &Bound<'_, PyAny>,
     ) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, |a, b| a.pow(b))
+        no_modulo(modulo)?;
+        reflected(py, &self.inner, other, "pow", |a, b| a.pow(b))
     }
 
     fn __ipow__(
         &self,
         py: Python<'_>,
         other: &Bound<'_, PyAny>,
-        _modulo: &Bound<'_, PyAny>,
+        modulo: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
+        no_modulo(modulo)?;
         inplace(py, &self.inner, other, |a, b| a.pow_(b).map(|_| ()))
     }
 
-    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        self.eq(py, other)
+    /// `==`: elementwise; an operand that is not a tensor, a number or array data (`None`,
+    /// an arbitrary object) gives `NotImplemented`, so Python falls back to identity
+    /// (`t == None` is False), as PyTorch does.
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if Arg::from_py(other).is_err() {
+            return Ok(py.NotImplemented());
+        }
+        Ok(Py::new(py, self.eq(py, other)?)?.into_any())
     }
 
-    fn __ne__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        self.ne(py, other)
+    fn __ne__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if Arg::from_py(other).is_err() {
+            return Ok(py.NotImplemented());
+        }
+        Ok(Py::new(py, self.ne(py, other)?)?.into_any())
     }
 
     fn __lt__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
@@ -496,25 +541,8 @@ impl PyTensor {
         let a = self.inner.clone();
         let lo = min.filter(|m| !m.is_none()).map(Arg::from_py).transpose()?;
         let hi = max.filter(|m| !m.is_none()).map(Arg::from_py).transpose()?;
-        wrap(py.detach(move || match (&lo, &hi) {
-            (Some(Arg::T(_)), _) | (_, Some(Arg::T(_))) => {
-                let as_t = |x: &Option<Arg>| -> strata::Result<Option<Tensor>> {
-                    match x {
-                        None => Ok(None),
-                        Some(Arg::T(t)) => Ok(Some(t.clone())),
-                        Some(Arg::S(s)) => Tensor::scalar_of(*s, a.dtype()).map(Some),
-                    }
-                };
-                let (l, h) = (as_t(&lo)?, as_t(&hi)?);
-                a.clamp_tensor(l.as_ref(), h.as_ref())
-            }
-            _ => {
-                let s = |x: &Option<Arg>| match x {
-                    Some(Arg::S(s)) => Some(*s),
-                    _ => None,
-                };
-                a.clamp(s(&lo), s(&hi))
-            }
+        wrap(py.detach(move || {
+            a.clamp_operands(lo.as_ref().map(Arg::operand), hi.as_ref().map(Arg::operand))
         }))
     }
 
@@ -524,9 +552,15 @@ impl PyTensor {
         min: Option<&Bound<'py, PyAny>>,
         max: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<PyRef<'py, Self>> {
-        let py = slf.py();
-        let out = slf.clamp(py, min, max)?;
-        slf.inner.copy_(&out.inner).py()?;
+        let a = slf.inner.clone();
+        let lo = min.filter(|m| !m.is_none()).map(Arg::from_py).transpose()?;
+        let hi = max.filter(|m| !m.is_none()).map(Arg::from_py).transpose()?;
+        slf.py()
+            .detach(move || {
+                a.clamp_operands_(lo.as_ref().map(Arg::operand), hi.as_ref().map(Arg::operand))
+                    .map(|_| ())
+            })
+            .py()?;
         Ok(slf)
     }
 
@@ -792,6 +826,7 @@ fn result_type_of(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<crate:
 /// Registers the module-level op functions.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(where_, m)?)?;
+    m.add_function(wrap_pyfunction!(_scalar_lhs, m)?)?;
     let f = wrap_pyfunction!(result_type_of, m)?;
     m.add("result_type", f)?;
     Ok(())

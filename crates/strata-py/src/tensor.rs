@@ -62,9 +62,22 @@ fn parse_entry(obj: &Bound<'_, PyAny>) -> PyResult<Entry> {
         let get = |name: &str| -> PyResult<Option<i64>> {
             let v = s.getattr(name)?;
             if v.is_none() {
-                Ok(None)
-            } else {
-                index_arg(&v).map(Some)
+                return Ok(None);
+            }
+            match index_arg(&v) {
+                Ok(x) => Ok(Some(x)),
+                // A bound beyond int64 is clamped like any Python sequence clamps it (a
+                // magnitude no dim reaches, with room left for the bound arithmetic).
+                Err(e) if v.is_instance_of::<pyo3::types::PyInt>() => {
+                    if v.lt(0).unwrap_or(false) {
+                        Ok(Some(-(i64::MAX / 4)))
+                    } else if v.gt(0).unwrap_or(false) {
+                        Ok(Some(i64::MAX / 4))
+                    } else {
+                        Err(e)
+                    }
+                }
+                Err(e) => Err(e),
             }
         };
         let step = get("step")?.unwrap_or(1);
@@ -265,7 +278,17 @@ fn advanced(plan: &Plan) -> PyResult<Advanced> {
     let adjacent = dims.windows(2).all(|w| w[1] == w[0] + 1);
     let shapes: Vec<&[usize]> = plan.advanced.iter().map(|(_, t)| t.shape()).collect();
     let bshape = strata::layout::broadcast::broadcast_all("index", &shapes)
-        .py()?
+        .map_err(|_| {
+            let list: Vec<String> = shapes.iter().map(|s| format!("{s:?}")).collect();
+            err(
+                ErrorKind::Index,
+                "index",
+                format!(
+                    "shape mismatch: indexing tensors could not be broadcast together with shapes {}",
+                    list.join(", ")
+                ),
+            )
+        })?
         .to_vec();
     let mut idx = Vec::new();
     for (_, t) in &plan.advanced {
@@ -899,8 +922,12 @@ impl PyTensor {
             target = Some(parse_dtype(&a)?);
         }
         let dt = target.unwrap_or(self.inner.dtype());
-        if dt == self.inner.dtype() && !copy {
-            return Ok(PyTensor::wrap(self.inner.clone()));
+        if dt == self.inner.dtype() {
+            return if copy {
+                self.inner.contiguous_copy().py().map(PyTensor::wrap)
+            } else {
+                Ok(PyTensor::wrap(self.inner.clone()))
+            };
         }
         self.inner.to_dtype(dt).py().map(PyTensor::wrap)
     }

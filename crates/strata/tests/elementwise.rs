@@ -288,17 +288,6 @@ fn expected_result_type(args: &[&Arg]) -> DType {
     combine(dim, combine(zero, wrapped)).unwrap()
 }
 
-/// False for an integer scalar outside an integer compute dtype (strata refuses to wrap it).
-fn scalar_fits(a: &Arg, dt: DType) -> bool {
-    match a {
-        Arg::S(Scalar::Int(v)) if !dt.is_float() && dt != Bool => {
-            let (lo, hi) = int_range(dt);
-            (lo..=hi).contains(v)
-        }
-        _ => true,
-    }
-}
-
 /// PyTorch's `canCast` (no float → integer, no non-bool → bool).
 fn can_cast(from: DType, to: DType) -> bool {
     if from.is_float() {
@@ -657,7 +646,7 @@ fn bin_reference(op: &BinOp, a: &Arg, b: &Arg, shape: &[usize]) -> Option<(DType
         d if d.is_float() => op.f.is_some(),
         _ => op.i.is_some(),
     };
-    if !valid || !scalar_fits(b, cdt) {
+    if !valid {
         return None;
     }
     let (va, vb) = (
@@ -895,7 +884,6 @@ proptest! {
         let r = Tensor::where_cond(&cond, at, b.op());
         let shape = broadcast(&c.shape(), &a.shape()).and_then(|x| broadcast(&x, &b.shape()));
         match shape {
-            _ if !scalar_fits(&b, expected_result_type(&[&a, &b])) => prop_assert!(r.is_err()),
             None => prop_assert!(r.is_err()),
             Some(shape) => {
                 let r = r.map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -918,7 +906,7 @@ proptest! {
         let r = at.clamp(Some(lo), Some(hi));
         let (la, lh) = (Arg::S(lo), Arg::S(hi));
         let dt = expected_result_type(&[&a, &la, &lh]);
-        if dt == Bool || !scalar_fits(&la, dt) {
+        if dt == Bool {
             prop_assert!(r.is_err());
         } else {
             let r = r.map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -926,7 +914,16 @@ proptest! {
             let shape = at.shape().to_vec();
             let want = match read(&at.to_dtype(dt).unwrap(), &shape) {
                 Vals::F(x) => Vals::F(x.into_iter().map(|v| nan_min(nan_max(v, -3.0), hi.to_f64())).collect()),
-                Vals::I(x) => Vals::I(x.into_iter().map(|v| v.clamp(-3, hi.to_f64() as i64)).collect()),
+                Vals::I(x) => {
+                    // Out-of-range scalar bounds wrap into the dtype (as in PyTorch), so
+                    // `lo` may exceed `hi`: clamp is max then min, never `i64::clamp`.
+                    let bound = |s: &Arg| match read(&s.as_tensor(dt), &[]) {
+                        Vals::I(v) => v[0],
+                        _ => unreachable!(),
+                    };
+                    let (l, h) = (bound(&la), bound(&lh));
+                    Vals::I(x.into_iter().map(|v| v.max(l).min(h)).collect())
+                }
                 Vals::B(_) => unreachable!(),
             };
             check_vals("clamp", &read(&r, &shape), &into_dtype(want, dt), dt)?;
@@ -1004,11 +1001,23 @@ fn result_dtypes_follow_pytorch() {
         t(&[3u8]).add(200).unwrap().to_vec::<u8>().unwrap(),
         vec![203]
     );
-    // A weak integer scalar that does not fit is refused, not wrapped.
+    // A weak integer scalar that does not fit wraps in arithmetic, as in PyTorch
+    // (3 + 300 = 303 ≡ 47 mod 256)...
     assert_eq!(
-        err_text(t(&[3u8]).add(300)),
-        "add: value cannot be converted to type uint8_t without overflow"
+        t(&[3u8]).add(300).unwrap().to_vec::<u8>().unwrap(),
+        vec![47]
     );
+    // ... and is refused by stores (PyTorch's checked_convert).
+    assert_eq!(
+        err_text(t(&[3u8]).fill_(300).map(|_| ())),
+        "fill_: value cannot be converted to type uint8_t without overflow"
+    );
+    assert_eq!(
+        err_text(t(&[3i8]).set(&[0], -129)),
+        "set: value cannot be converted to type int8_t without overflow"
+    );
+    assert!(t(&[3u8]).fill_(255).is_ok() && t(&[3i32]).fill_(2.5).is_ok());
+    assert!(t(&[3i32]).fill_(f64::NAN).is_err() && t(&[3i64]).fill_(1e19).is_err());
 }
 
 #[test]

@@ -80,6 +80,55 @@ impl Binary {
     }
 }
 
+const ALL_BINARY: [Binary; 24] = {
+    use Binary::*;
+    [
+        Add,
+        Sub,
+        Mul,
+        Div,
+        FloorDivide,
+        Remainder,
+        Pow,
+        Maximum,
+        Minimum,
+        Atan2,
+        Eq,
+        Ne,
+        Lt,
+        Le,
+        Gt,
+        Ge,
+        LogicalAnd,
+        LogicalOr,
+        LogicalXor,
+        BitwiseAnd,
+        BitwiseOr,
+        BitwiseXor,
+        LeftShift,
+        RightShift,
+    ]
+};
+
+/// `lhs OP rhs` with a scalar on the left (`2 - t`, `2 ** t`, `st.sub(2, t)`): the scalar
+/// stays weak in promotion, exactly as on the right. `op` is the method name (`"sub"`,
+/// `"pow"`, `"bitwise_left_shift"`, …).
+///
+/// # Errors
+/// An unknown op name, and the op's own errors.
+pub fn scalar_lhs(op: &str, lhs: crate::Scalar, rhs: &Tensor) -> Result<Tensor> {
+    let kind = ALL_BINARY
+        .into_iter()
+        .find(|k| k.name() == op)
+        .ok_or_else(|| Error::value("scalar_lhs", format!("{op:?} is not a binary op")))?;
+    binary(
+        kind,
+        &Operand::Scalar(lhs),
+        &Operand::Tensor(rhs),
+        Dest::New,
+    )
+}
+
 /// A float-only binary op.
 trait Real2 {
     fn real<R: Real>(a: R, b: R) -> R;

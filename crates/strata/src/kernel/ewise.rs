@@ -11,7 +11,7 @@ use crate::dtype::{DType, DTypeKind, Element};
 use crate::error::{list, Error, Result};
 use crate::layout::broadcast::broadcast_all;
 use crate::layout::Shape;
-use crate::tensor::{Scalar, Tensor};
+use crate::tensor::Tensor;
 
 /// Where an op's result goes.
 #[derive(Debug, Clone, Copy)]
@@ -45,30 +45,18 @@ pub(crate) fn broadcast_operands(op: &'static str, ops: &[&Operand<'_>]) -> Resu
 }
 
 /// The operand as a tensor of `dtype`: a tensor is converted when its dtype differs, a
-/// scalar becomes a 0-d tensor (so broadcasting gives it stride 0).
-///
-/// # Errors
-/// An integer scalar outside the range of an integer `dtype` (`uint8_tensor + 300`), with
-/// PyTorch's `checked_convert` text, rather than a silently wrapped value.
-pub(crate) fn operand_as(op: &'static str, o: &Operand<'_>, dtype: DType) -> Result<Tensor> {
+/// scalar becomes a 0-d tensor (so broadcasting gives it stride 0). An integer scalar
+/// outside the range of an integer `dtype` wraps (`uint8_tensor + 300` is `+ 44`), as
+/// PyTorch's elementwise ops do; stores (`fill_`, `full`, `set`) refuse it instead.
+pub(crate) fn operand_as(_op: &'static str, o: &Operand<'_>, dtype: DType) -> Result<Tensor> {
     match o {
         Operand::Tensor(t) => t.to_dtype(dtype),
-        Operand::Scalar(s) => {
-            if let (Scalar::Int(v), Some((lo, hi, name))) = (s, int_limits(dtype)) {
-                if i128::from(*v) < lo || i128::from(*v) > hi {
-                    return Err(Error::value(
-                        op,
-                        format!("value cannot be converted to type {name} without overflow"),
-                    ));
-                }
-            }
-            Tensor::scalar_of(*s, dtype)
-        }
+        Operand::Scalar(s) => Tensor::scalar_of(*s, dtype),
     }
 }
 
 /// The range and C name of an integer dtype.
-fn int_limits(dt: DType) -> Option<(i128, i128, &'static str)> {
+pub(crate) fn int_limits(dt: DType) -> Option<(i128, i128, &'static str)> {
     use DType::*;
     Some(match dt {
         U8 => (0, u8::MAX.into(), "uint8_t"),

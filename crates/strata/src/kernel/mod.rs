@@ -17,3 +17,5 @@ mod unary;
 mod walk;
 
 pub(crate) use walk::walk;
+
+pub use binary::scalar_lhs;

@@ -162,6 +162,32 @@ impl Tensor {
         Ok(self)
     }
 
+    /// [`clamp`](Self::clamp) with each bound a scalar or a tensor (`clamp(-1.5, t)`):
+    /// scalars stay weak, so the result dtype promotes over every operand.
+    ///
+    /// # Errors
+    /// As [`clamp_tensor`](Self::clamp_tensor).
+    pub fn clamp_operands(
+        &self,
+        min: Option<Operand<'_>>,
+        max: Option<Operand<'_>>,
+    ) -> Result<Tensor> {
+        clamp_impl(self, min, max, Dest::New)
+    }
+
+    /// In-place [`clamp_operands`](Self::clamp_operands).
+    ///
+    /// # Errors
+    /// As [`clamp_`](Self::clamp_).
+    pub fn clamp_operands_(
+        &self,
+        min: Option<Operand<'_>>,
+        max: Option<Operand<'_>>,
+    ) -> Result<&Self> {
+        clamp_impl(self, min, max, Dest::Into(self))?;
+        Ok(self)
+    }
+
     /// In-place [`clamp_tensor`](Self::clamp_tensor).
     ///
     /// # Errors

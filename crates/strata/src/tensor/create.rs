@@ -77,9 +77,11 @@ impl Tensor {
         Self::from_slice(&[value], &[]).unwrap_or_else(|_| unreachable!("one element fits"))
     }
 
-    /// A 0-d tensor of `dtype` holding `value` (cast).
+    /// A 0-d tensor of `dtype` holding `value`, cast as a conversion casts (an integer out
+    /// of range wraps; `full` and `fill_` refuse it instead).
     pub fn scalar_of(value: impl Into<Scalar>, dtype: DType) -> Result<Tensor> {
-        Self::full(&[], value, dtype)
+        let value = value.into();
+        with_dtype!(dtype, T => Ok(Self::scalar(value.to::<T>())))
     }
 
     /// Zeros.

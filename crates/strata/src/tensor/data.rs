@@ -112,6 +112,7 @@ impl Tensor {
     /// Writes `value` (cast to the dtype) at `index`.
     pub fn set(&self, index: &[usize], value: impl Into<Scalar>) -> Result<()> {
         let value = value.into();
+        value.check_fits("set", self.dtype)?;
         let i = self.layout.index_of("set", index)?;
         self.storage.check_writable("set")?;
         let _g = borrow::acquire("set", &[(&self.storage, true)])?;
@@ -131,6 +132,7 @@ impl Tensor {
     /// Read-only storage, elements that alias each other, or a conflicting borrow.
     pub fn fill_(&self, value: impl Into<Scalar>) -> Result<&Self> {
         let value = value.into();
+        value.check_fits("fill_", self.dtype)?;
         self.check_write("fill_")?;
         let _g = borrow::acquire("fill_", &[(&self.storage, true)])?;
         self.storage.bump_version();

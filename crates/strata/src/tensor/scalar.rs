@@ -17,6 +17,29 @@ pub enum Scalar {
 }
 
 impl Scalar {
+    /// Checks that the value can be stored in `dtype` without overflow, as PyTorch's
+    /// `checked_convert` does for `fill_`, `full` and element writes: an integer or a
+    /// (truncated) float outside an integer dtype's range, or a non-finite float into an
+    /// integer dtype, is an error.
+    pub fn check_fits(self, op: &'static str, dtype: crate::DType) -> crate::Result<()> {
+        let Some((lo, hi, name)) = crate::kernel::ewise::int_limits(dtype) else {
+            return Ok(());
+        };
+        let fits = match self {
+            Scalar::Bool(_) => true,
+            Scalar::Int(v) => (lo..=hi).contains(&i128::from(v)),
+            Scalar::Float(f) => f.is_finite() && f.trunc() >= lo as f64 && f.trunc() <= hi as f64,
+        };
+        if fits {
+            Ok(())
+        } else {
+            Err(crate::Error::Value {
+                op,
+                msg: format!("value cannot be converted to type {name} without overflow"),
+            })
+        }
+    }
+
     /// The value as element type `T`.
     pub fn to<T: Element>(self) -> T {
         match self {

@@ -22,9 +22,15 @@ pub(crate) trait Num: Copy + Send + Sync + PartialOrd + 'static {
     fn add(self, o: Self) -> Self;
     /// Multiplication (wrapping for `i64`).
     fn mul(self, o: Self) -> Self;
+    /// As `f64` (for dividing a sum in at least the accumulator's precision).
+    fn to_f64(self) -> f64;
 }
 
 impl Num for i64 {
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
     const ZERO: Self = 0;
     const ONE: Self = 1;
     #[inline(always)]
@@ -49,6 +55,10 @@ macro_rules! float_num {
             #[inline(always)]
             fn mul(self, o: Self) -> Self {
                 self * o
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
             }
         }
     )*};
@@ -329,7 +339,9 @@ impl<T: Summable> ReduceOp for Mean<T> {
     }
     #[inline(always)]
     fn finish(&self, a: T::Acc, n: usize, _: f64) -> T {
-        T::from_f64(T::out(a).to_f64() / n as f64)
+        // Divide the accumulator itself: a half sum would overflow before the division
+        // (PyTorch: f16 mean = cast to f32, sum, divide, cast back).
+        T::from_f64(a.to_f64() / n as f64)
     }
 }
 
