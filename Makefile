@@ -6,7 +6,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: all test test-rust test-python lint tour bench bench-rust fmt develop develop-release
+.PHONY: all test test-rust test-python lint tour bench bench-rust bench-python fmt develop develop-release
 
 all: test
 
@@ -42,12 +42,15 @@ test-python: develop
 tour:
 	$(CARGO) run --release --example tour
 
-bench: bench-rust
+bench: bench-rust bench-python
 
 bench-rust:
 	$(CARGO) bench -p strata --bench engine
 	$(CARGO) bench -p strata --bench core
 
+# strata against NumPy on the same data (a release build of the extension; 1 and 2 threads).
+bench-python: develop-release
+	$(VPY) python/bench/bench_numpy.py
 
 fmt:
 	$(CARGO) fmt --all

@@ -691,12 +691,6 @@ def test_uint64_values_above_int64_max():
     assert st.tensor([2**63], dtype=st.uint64).tolist() == [2**63]
 
 
-@pytest.mark.xfail(
-    reason="bug: uint64 values >= 2**63 come out negative in int()/float() and repr: "
-    "t = st.from_numpy(np.array([2**64-1], dtype=np.uint64)); int(t) == -1, float(t) == -1.0, "
-    "repr(t) == 'tensor([-1], dtype=strata.uint64)' (tolist() and item() are right)",
-    strict=True,
-)
 def test_uint64_int_float_repr():
     t = st.from_numpy(np.array([2**64 - 1], dtype=np.uint64))
     assert int(t) == 2**64 - 1

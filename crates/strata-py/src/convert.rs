@@ -16,7 +16,7 @@ pub fn as_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
         return match obj.extract::<i64>() {
             Ok(v) => Ok(Some(Scalar::Int(v))),
             Err(_) => match obj.extract::<u64>() {
-                Ok(v) => Ok(Some(Scalar::Int(v as i64))),
+                Ok(v) => Ok(Some(Scalar::UInt(v))),
                 Err(_) => Err(err(
                     ErrorKind::Overflow,
                     "tensor",
@@ -238,7 +238,10 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, out: &mut Nested) -> PyResult<()> 
 fn infer_dtype(values: &[Scalar]) -> DType {
     if values.iter().any(|v| matches!(v, Scalar::Float(_))) {
         DType::F32
-    } else if values.iter().any(|v| matches!(v, Scalar::Int(_))) {
+    } else if values
+        .iter()
+        .any(|v| matches!(v, Scalar::Int(_) | Scalar::UInt(_)))
+    {
         DType::I64
     } else if values.is_empty() {
         DType::F32
@@ -275,6 +278,7 @@ pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
     Ok(match s {
         Scalar::Bool(b) => PyBool::new(py, b).to_owned().into_any().unbind(),
         Scalar::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+        Scalar::UInt(u) => u.into_pyobject(py)?.into_any().unbind(),
         Scalar::Float(f) => PyFloat::new(py, f).into_any().unbind(),
     })
 }

@@ -856,17 +856,20 @@ impl PyTensor {
         Ok(self.inner.item().py()?.to_f64())
     }
 
-    fn __int__(&self) -> PyResult<i64> {
-        Ok(self.inner.item().py()?.to::<i64>())
+    fn __int__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match self.inner.item().py()? {
+            s @ strata::Scalar::UInt(_) => scalar_to_py(py, s),
+            s => Ok(s.to::<i64>().into_pyobject(py)?.into_any().unbind()),
+        }
     }
 
-    fn __index__(&self) -> PyResult<i64> {
+    fn __index__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         if !(self.inner.dtype().is_int() || self.inner.dtype() == DType::Bool) {
             return Err(pyo3::exceptions::PyTypeError::new_err(
                 "only integer tensors of a single element can be converted to an index",
             ));
         }
-        self.__int__()
+        self.__int__(py)
     }
 
     // ----- data -----

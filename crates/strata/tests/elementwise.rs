@@ -282,6 +282,7 @@ fn expected_result_type(args: &[&Arg]) -> DType {
             Arg::T(t) => up(&mut zero, t.dtype()),
             Arg::S(Scalar::Bool(_)) => up(&mut wrapped, Bool),
             Arg::S(Scalar::Int(_)) => up(&mut wrapped, I64),
+            Arg::S(Scalar::UInt(_)) => up(&mut wrapped, U64),
             Arg::S(Scalar::Float(_)) => up(&mut wrapped, F32),
         }
     }

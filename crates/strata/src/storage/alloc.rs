@@ -36,10 +36,30 @@ impl Allocator for CpuAllocator {
     }
 
     fn allocate_zeroed(&self, nbytes: usize) -> Result<NonNull<u8>> {
-        let layout = AllocLayout::from_size_align(nbytes.max(1), ALIGN)
-            .map_err(|_| Error::overflow("allocate", format!("allocation of {nbytes} bytes")))?;
+        // Asking the global allocator for 64-byte alignment makes it `memset` the block
+        // (posix_memalign + write_bytes), touching every page up front. With the default
+        // 16-byte alignment it uses `calloc`, which hands out fresh zero pages from the OS
+        // untouched for large blocks; the pages then fault in where the kernel first writes
+        // them (in parallel, for parallel kernels). So: over-allocate by ALIGN bytes,
+        // return the first 64-byte boundary past room for one word, and keep the original
+        // pointer in that word for `deallocate`.
+        let layout = calloc_layout(nbytes)?;
         // SAFETY: the layout has non-zero size.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+        if raw.is_null() {
+            return Err(Error::Resource {
+                op: "allocate",
+                msg: format!("out of memory allocating {nbytes} bytes"),
+            });
+        }
+        let addr = raw as usize;
+        let aligned = (addr + STASH).next_multiple_of(ALIGN);
+        // `raw` is 16-aligned, so `aligned - addr` is 16, 32, 48 or 64: the block ends at or
+        // after `aligned + nbytes`, and the stash word lies inside it, before `aligned`.
+        let ptr = raw.wrapping_add(aligned - addr);
+        // SAFETY: `ptr - STASH .. ptr` lies inside the fresh block (see above); it is
+        // 8-aligned because `ptr` is 64-aligned.
+        unsafe { ptr.sub(STASH).cast::<usize>().write(addr) };
         NonNull::new(ptr).ok_or_else(|| Error::Resource {
             op: "allocate",
             msg: format!("out of memory allocating {nbytes} bytes"),
@@ -47,13 +67,26 @@ impl Allocator for CpuAllocator {
     }
 
     unsafe fn deallocate(&self, ptr: NonNull<u8>, nbytes: usize) {
-        // The same layout as in `allocate_zeroed`, which succeeded for these values.
-        let layout = AllocLayout::from_size_align(nbytes.max(1), ALIGN)
-            .unwrap_or_else(|_| AllocLayout::new::<u8>());
-        // SAFETY: the caller guarantees `ptr` came from `allocate_zeroed(nbytes)`, which
-        // used exactly this layout.
-        unsafe { std::alloc::dealloc(ptr.as_ptr(), layout) };
+        // SAFETY: `ptr` came from `allocate_zeroed(nbytes)` (caller's contract), which stored
+        // the block's start in the word before it.
+        let raw = unsafe { ptr.as_ptr().sub(STASH).cast::<usize>().read() } as *mut u8;
+        // The same layout as in `allocate_zeroed`, which succeeded for this `nbytes`.
+        let layout = calloc_layout(nbytes).unwrap_or_else(|_| AllocLayout::new::<u8>());
+        // SAFETY: `raw` and `layout` are exactly those of the `alloc_zeroed` call.
+        unsafe { std::alloc::dealloc(raw, layout) };
     }
+}
+
+/// Bytes before an aligned block that hold the block's start.
+const STASH: usize = size_of::<usize>();
+
+/// The layout actually requested for `nbytes`: ALIGN bytes more, 16-byte aligned (the
+/// alignment malloc guarantees on 64-bit targets, so `alloc_zeroed` is plain `calloc`).
+fn calloc_layout(nbytes: usize) -> Result<AllocLayout> {
+    nbytes
+        .checked_add(ALIGN)
+        .and_then(|n| AllocLayout::from_size_align(n, 16).ok())
+        .ok_or_else(|| Error::overflow("allocate", format!("allocation of {nbytes} bytes")))
 }
 
 impl fmt::Debug for dyn Allocator {

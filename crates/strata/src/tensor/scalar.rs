@@ -12,6 +12,9 @@ pub enum Scalar {
     Bool(bool),
     /// An integer.
     Int(i64),
+    /// An unsigned integer above `i64::MAX` (read from a uint64 tensor; smaller values are
+    /// always `Int`).
+    UInt(u64),
     /// A floating-point number.
     Float(f64),
 }
@@ -28,6 +31,7 @@ impl Scalar {
         let fits = match self {
             Scalar::Bool(_) => true,
             Scalar::Int(v) => (lo..=hi).contains(&i128::from(v)),
+            Scalar::UInt(v) => (lo..=hi).contains(&i128::from(v)),
             Scalar::Float(f) => f.is_finite() && f.trunc() >= lo as f64 && f.trunc() <= hi as f64,
         };
         if fits {
@@ -45,6 +49,7 @@ impl Scalar {
         match self {
             Scalar::Bool(b) => T::from_bool(b),
             Scalar::Int(i) => T::from_i64(i),
+            Scalar::UInt(u) => T::from_u64(u),
             Scalar::Float(f) => T::from_f64(f),
         }
     }
@@ -54,6 +59,7 @@ impl Scalar {
         match self {
             Scalar::Bool(b) => b as u8 as f64,
             Scalar::Int(i) => i as f64,
+            Scalar::UInt(u) => u as f64,
             Scalar::Float(f) => f,
         }
     }
@@ -62,7 +68,7 @@ impl Scalar {
     pub fn kind(self) -> DTypeKind {
         match self {
             Scalar::Bool(_) => DTypeKind::Bool,
-            Scalar::Int(_) => DTypeKind::Int,
+            Scalar::Int(_) | Scalar::UInt(_) => DTypeKind::Int,
             Scalar::Float(_) => DTypeKind::Float,
         }
     }
@@ -72,14 +78,18 @@ impl Scalar {
         match self {
             Scalar::Bool(_) => DType::Bool,
             Scalar::Int(_) => DType::I64,
+            Scalar::UInt(_) => DType::U64,
             Scalar::Float(_) => DType::F32,
         }
     }
 
-    /// Reads an element as a scalar (unsigned 64-bit values above `i64::MAX` wrap).
+    /// Reads an element as a scalar (uint64 values above `i64::MAX` as `UInt`).
     pub fn from_element<T: Element>(v: T) -> Scalar {
         match T::DTYPE.kind() {
             DTypeKind::Bool => Scalar::Bool(v.is_nonzero()),
+            DTypeKind::UInt if T::DTYPE == DType::U64 && v.to_u64() > i64::MAX as u64 => {
+                Scalar::UInt(v.to_u64())
+            }
             DTypeKind::Int | DTypeKind::UInt => Scalar::Int(v.to_i64()),
             DTypeKind::Float => Scalar::Float(v.to_f64()),
         }
@@ -91,6 +101,7 @@ impl fmt::Display for Scalar {
         match self {
             Scalar::Bool(b) => write!(f, "{}", if *b { "True" } else { "False" }),
             Scalar::Int(i) => write!(f, "{i}"),
+            Scalar::UInt(u) => write!(f, "{u}"),
             Scalar::Float(x) => write!(f, "{x}"),
         }
     }

@@ -1,0 +1,147 @@
+"""strata against NumPy on the same data, in the same run.
+
+Each case times strata and NumPy (best of N) and a same-run memcpy of the bytes the case
+writes (``np.copyto`` between two contiguous arrays), and prints time, GB/s, the ratio to
+that memcpy and strata's time over NumPy's. Run it through ``make bench-python`` (a
+release build), which runs it once per thread count:
+
+    RAYON_NUM_THREADS / OPENBLAS_NUM_THREADS / OMP_NUM_THREADS = 1, then 2
+
+NumPy's elementwise ops and copies are single-threaded whatever the setting; its matmul
+uses OpenBLAS threads.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+import time
+import timeit
+
+import numpy as np
+
+import strata as st
+
+
+def best(fn, repeat: int) -> float:
+    fn()  # warm up (page faults of fresh outputs are part of every later call too)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def memcpy_time(nbytes: int, repeat: int) -> float:
+    src = np.ones(nbytes // 4, dtype=np.float32)
+    dst = np.empty_like(src)
+    return best(lambda: np.copyto(dst, src), repeat)
+
+
+def case(name: str, s_fn, n_fn, out_bytes: int, repeat: int = 5) -> None:
+    ts = best(s_fn, repeat)
+    tn = best(n_fn, repeat)
+    tm = memcpy_time(out_bytes, repeat)
+    print(
+        f"{name:<34} {ts * 1e3:9.2f} {tn * 1e3:9.2f} {out_bytes / ts / 1e9:7.1f} "
+        f"{ts / tm:7.2f} {tn / tm:7.2f} {ts / tn:8.2f}",
+        flush=True,
+    )
+
+
+def f32(*shape: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
+
+
+def run() -> None:
+    threads = os.environ.get("RAYON_NUM_THREADS", "?")
+    print(f"\n## threads = {threads}  ({platform.machine()}, numpy {np.__version__})")
+    print(
+        f"{'case':<34} {'strata ms':>9} {'numpy ms':>9} {'GB/s':>7} "
+        f"{'st/mcpy':>7} {'np/mcpy':>7} {'st/np':>8}"
+    )
+    n = 8192
+    a, b = f32(n, n), f32(n, n, seed=1)
+    ta, tb = st.from_numpy(a), st.from_numpy(b)
+    big = n * n * 4
+    case("transpose 8192² → contiguous", lambda: ta.T.contiguous(), lambda: np.ascontiguousarray(a.T), big, 3)
+    x = f32(8, 2048, 256)
+    tx = st.from_numpy(x)
+    case("(8,2048,256) permute(0,2,1)", lambda: tx.permute(0, 2, 1).contiguous(),
+         lambda: np.ascontiguousarray(x.transpose(0, 2, 1)), x.nbytes)
+    y = f32(32, 64, 56, 56)
+    ty = st.from_numpy(y)
+    case("NCHW→NHWC (32,64,56,56)", lambda: ty.permute(0, 2, 3, 1).contiguous(),
+         lambda: np.ascontiguousarray(y.transpose(0, 2, 3, 1)), y.nbytes)
+    z = np.ascontiguousarray(y.transpose(0, 2, 3, 1))
+    tz = st.from_numpy(z)
+    case("NHWC→NCHW", lambda: tz.permute(0, 3, 1, 2).contiguous(),
+         lambda: np.ascontiguousarray(z.transpose(0, 3, 1, 2)), z.nbytes)
+    w = np.random.default_rng(2).standard_normal((64, 64, 64, 64))
+    tw = st.from_numpy(w)
+    case("64⁴ f64 permute(3,2,1,0)", lambda: tw.permute(3, 2, 1, 0).contiguous(),
+         lambda: np.ascontiguousarray(w.transpose(3, 2, 1, 0)), w.nbytes)
+    case("a + b (8192², contiguous)", lambda: ta + tb, lambda: a + b, big, 3)
+    case("a + b.T", lambda: ta + tb.T, lambda: a + b.T, big, 3)
+    case("flip(0) → contiguous", lambda: ta.flip(0).contiguous(),
+         lambda: np.ascontiguousarray(a[::-1]), big, 3)
+    case("[::2, ::2] → contiguous", lambda: ta[::2, ::2].contiguous(),
+         lambda: np.ascontiguousarray(a[::2, ::2]), big // 4)
+    c, r = f32(n, 1), f32(1, n, seed=3)
+    tc, tr = st.from_numpy(c), st.from_numpy(r)
+    case("(8192,1) + (1,8192)", lambda: tc + tr, lambda: c + r, big, 3)
+    case("sum(0) of 8192²", lambda: ta.sum(0), lambda: a.sum(0), big, 3)
+    case("sum(1) of 8192²", lambda: ta.sum(1), lambda: a.sum(1), big, 3)
+    p = f32(1 << 20, 2)
+    tp = st.from_numpy(p)
+    case("(1M,2).sum(-1)", lambda: tp.sum(-1), lambda: p.sum(-1), p.nbytes)
+    m = 2048
+    A, B = f32(m, m), f32(m, m, seed=4)
+    tA, tB = st.from_numpy(A), st.from_numpy(B)
+    flops = 2 * m**3
+    for name, sf, nf in (
+        ("matmul 2048²", lambda: tA @ tB, lambda: A @ B),
+        ("A @ B.T", lambda: tA @ tB.T, lambda: A @ B.T),
+        ("A[::-1] @ B", lambda: tA.flip(0) @ tB, lambda: A[::-1] @ B),
+    ):
+        ts, tn = best(sf, 3), best(nf, 3)
+        print(
+            f"{name:<34} {ts * 1e3:9.2f} {tn * 1e3:9.2f} {'':>7} {'':>7} {'':>7} {ts / tn:8.2f}"
+            f"   ({flops / ts / 1e9:.0f} vs {flops / tn / 1e9:.0f} GFLOP/s)",
+            flush=True,
+        )
+
+    print("\nper-call cost of view ops from Python on a (4, 4) tensor (ns per call)")
+    small = np.arange(16, dtype=np.float32).reshape(4, 4)
+    ts_ = st.from_numpy(small)
+    for name, sf, nf in (
+        ("t.T", lambda: ts_.T, lambda: small.T),
+        ("t[1:3]", lambda: ts_[1:3], lambda: small[1:3]),
+        ("t.T[1:3]", lambda: ts_.T[1:3], lambda: small.T[1:3]),
+        ("t.view(16) / reshape", lambda: ts_.view(16), lambda: small.reshape(16)),
+        ("t.reshape(2, 8)", lambda: ts_.reshape(2, 8), lambda: small.reshape(2, 8)),
+        ("t.permute(1, 0)", lambda: ts_.permute(1, 0), lambda: small.transpose(1, 0)),
+    ):
+        k = 100_000
+        s_ns = min(timeit.repeat(sf, number=k, repeat=3)) / k * 1e9
+        n_ns = min(timeit.repeat(nf, number=k, repeat=3)) / k * 1e9
+        print(f"{name:<34} {s_ns:9.0f} {n_ns:9.0f} {s_ns / n_ns:8.2f}", flush=True)
+
+
+def main() -> None:
+    if os.environ.get("RAYON_NUM_THREADS"):
+        run()
+        return
+    print(time.strftime("strata vs NumPy, %Y-%m-%d %H:%M UTC", time.gmtime()))
+    print(f"{os.cpu_count()} logical CPUs; {platform.processor() or platform.machine()}")
+    for n in ("1", "2"):
+        env = dict(os.environ, RAYON_NUM_THREADS=n, OPENBLAS_NUM_THREADS=n, OMP_NUM_THREADS=n,
+                   MKL_NUM_THREADS=n)
+        subprocess.run([sys.executable, __file__], env=env, check=True)
+
+
+if __name__ == "__main__":
+    main()
