@@ -12,24 +12,12 @@ import numpy as np
 import pytest
 
 import strata as st
+from _strata_helpers import ST2NP
 
 if tuple(int(x) for x in np.__version__.split(".")[:2]) < (2, 1):
     pytest.skip("versioned DLPack needs NumPy >= 2.1", allow_module_level=True)
 
-NP_DTYPES = [
-    np.bool_,
-    np.uint8,
-    np.int8,
-    np.int16,
-    np.uint16,
-    np.int32,
-    np.uint32,
-    np.int64,
-    np.uint64,
-    np.float16,
-    np.float32,
-    np.float64,
-]
+NP_DTYPES = [d.type for d in ST2NP.values()]  # every dtype NumPy and strata share
 
 
 def sample(shape, dtype, seed=0):

@@ -11,24 +11,12 @@ import numpy as np
 import pytest
 
 import strata as st
+from _strata_helpers import ST2NP
 from strata import safetensors as sst
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
 
-NP_DTYPES = [
-    np.bool_,
-    np.uint8,
-    np.int8,
-    np.int16,
-    np.uint16,
-    np.int32,
-    np.uint32,
-    np.int64,
-    np.uint64,
-    np.float16,
-    np.float32,
-    np.float64,
-]
+NP_DTYPES = [d.type for d in ST2NP.values()]  # every dtype NumPy and strata share
 SHAPES = [(), (0,), (2, 0, 3), (7,), (3, 4, 5)]
 
 

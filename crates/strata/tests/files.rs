@@ -440,25 +440,9 @@ fn from_file_maps_shared_or_private() {
     );
 }
 
-const ST_DTYPES: [DType; 13] = [
-    DType::Bool,
-    DType::U8,
-    DType::I8,
-    DType::I16,
-    DType::U16,
-    DType::I32,
-    DType::U32,
-    DType::I64,
-    DType::U64,
-    DType::F16,
-    DType::BF16,
-    DType::F32,
-    DType::F64,
-];
-
 #[test]
 fn safetensors_round_trip_every_dtype_zero_copy() {
-    let tensors: Vec<(String, Tensor)> = ST_DTYPES
+    let tensors: Vec<(String, Tensor)> = DType::ALL
         .iter()
         .enumerate()
         .map(|(i, &d)| (format!("t{i}_{d}"), sample(SHAPES[i % SHAPES.len()], d)))
