@@ -68,6 +68,25 @@ unsafe fn run_cast<D: Element, S: Element>(lp: &Loop<2>) {
     unsafe { lp.run(true, |p, s, n| cast_run::<D, S>(p, s, n)) }
 }
 
+/// Runs a same-type copy over a loop: cache tiles (transposes, permutes) move in register
+/// blocks (see [`transpose`](super::transpose)), everything else run by run.
+///
+/// # Safety
+/// As for [`Loop::run`], with both operands of type `T`, disjoint or identical.
+unsafe fn run_copy<T: Element>(lp: &Loop<2>) {
+    let row = |p, s, n| {
+        // SAFETY: the engine (or `copy_tile`) passes runs inside the loop's operands.
+        unsafe { cast_run::<T, T>(p, s, n) }
+    };
+    // SAFETY: forwarded to the caller; `cast_run` and `copy_tile` access exactly the runs
+    // and tiles the loop hands them.
+    unsafe {
+        lp.run_tiles(true, row, |p, ts, ls, rows, len| {
+            super::transpose::copy_tile(p, ts, ls, (rows, len), size_of::<T>(), row)
+        })
+    }
+}
+
 /// Copies `src` (broadcast to `dst`'s shape, cast to its dtype) into `dst`, in place.
 ///
 /// An input that partially overlaps `dst` in memory is staged through a compact copy
@@ -104,10 +123,10 @@ pub(crate) fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
     let kernel: unsafe fn(&Loop<2>) = if dst.dtype() == src.dtype() {
         // Plain copies dispatch on the item size only: bytes are bytes.
         match dst.dtype().itemsize() {
-            1 => run_cast::<u8, u8>,
-            2 => run_cast::<u16, u16>,
-            4 => run_cast::<u32, u32>,
-            _ => run_cast::<u64, u64>,
+            1 => run_copy::<u8>,
+            2 => run_copy::<u16>,
+            4 => run_copy::<u32>,
+            _ => run_copy::<u64>,
         }
     } else {
         with_dtype!(dst.dtype(), D => with_dtype!(src.dtype(), S => run_cast::<D, S>))

@@ -13,6 +13,7 @@ mod matmul;
 pub mod plan;
 pub(crate) mod reduce;
 mod ternary;
+mod transpose;
 mod unary;
 mod walk;
 

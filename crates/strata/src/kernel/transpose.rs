@@ -1,0 +1,218 @@
+//! Register-blocked tile kernels for same-dtype copies whose input and output disagree on
+//! the fastest dim (transposes, permutes such as NCHW ↔ NHWC).
+//!
+//! The engine hands a copy a cache tile of `rows × len` elements (see
+//! [`Loop::run_tiles`](super::engine::Loop::run_tiles)): rows run along the dim the input
+//! is contiguous in, `len` along the output's contiguous dim (one cache line of output). A
+//! row-by-row copy reads one element per input cache line per step. Instead, the kernels
+//! here load a small square block (4×4 of 4-byte elements, 2×2 of 8-byte, 8×8 of 2-byte)
+//! as whole input vectors, transpose it in registers and store whole output vectors, so
+//! both sides move in vector-sized pieces; ragged edges go element by element. Other
+//! strides fall back to the scalar row kernel.
+
+/// Copies a `rows × len` tile from `p[1]` to `p[0]` of `item`-byte elements, where row `t`
+/// and column `l` of operand `k` live at byte offset `t·ts[k] + l·ls[k]`. Uses register
+/// blocks when the output is contiguous along `l` and the input along `t`, else calls
+/// `row(ptrs, ls, len)` once per row.
+///
+/// # Safety
+/// `p[0]` must be writable and `p[1]` readable at every such offset, `t < rows`, `l < len`,
+/// and the two must not overlap.
+pub(super) unsafe fn copy_tile(
+    p: [*mut u8; 2],
+    ts: [isize; 2],
+    ls: [isize; 2],
+    (rows, len): (usize, usize),
+    item: usize,
+    row: impl Fn([*mut u8; 2], [isize; 2], usize),
+) {
+    let item_s = item as isize;
+    #[cfg(target_arch = "x86_64")]
+    if ls[0] == item_s && ts[1] == item_s && matches!(item, 2 | 4 | 8) {
+        let t = Tile {
+            o: p[0],
+            os: ts[0],
+            i: p[1],
+            is: ls[1],
+            item,
+        };
+        // SAFETY: forwarded: the tile covers exactly `t < rows`, `l < len`.
+        unsafe { t.direct(0..rows, 0..len) };
+        return;
+    }
+    let _ = item_s;
+    for t in 0..rows as isize {
+        row(
+            std::array::from_fn(|k| p[k].wrapping_offset(t * ts[k])),
+            ls,
+            len,
+        );
+    }
+}
+
+/// A tile whose output is contiguous along columns (`l`) and whose input is contiguous
+/// along rows (`t`): output element `(t, l)` at `o + t·os + l·item`, input at
+/// `i + l·is + t·item`.
+#[cfg(target_arch = "x86_64")]
+struct Tile {
+    o: *mut u8,
+    os: isize,
+    i: *const u8,
+    is: isize,
+    item: usize,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Tile {
+    /// Output and input pointers of element `(t, l)`.
+    fn at(&self, t: usize, l: usize) -> (*mut u8, *const u8) {
+        let (t, l, item) = (t as isize, l as isize, self.item as isize);
+        (
+            self.o.wrapping_offset(t * self.os + l * item),
+            self.i.wrapping_offset(l * self.is + t * item),
+        )
+    }
+
+    /// A rectangle in register blocks, its ragged edges element by element.
+    ///
+    /// # Safety
+    /// The rectangle must lie inside a valid tile.
+    unsafe fn direct(&self, tr: std::ops::Range<usize>, lr: std::ops::Range<usize>) {
+        let b = BLOCK / self.item;
+        let t_end = tr.start + (tr.len() - tr.len() % b);
+        let l_end = lr.start + (lr.len() - lr.len() % b);
+        for t in (tr.start..t_end).step_by(b) {
+            for l in (lr.start..l_end).step_by(b) {
+                let (o, i) = self.at(t, l);
+                // SAFETY: the block is inside the rectangle (caller).
+                unsafe { x86::block(self.item, o, self.os, i, self.is) };
+            }
+        }
+        for t in tr.clone() {
+            let from = if t < t_end { l_end } else { lr.start };
+            for l in from..lr.end {
+                let (o, i) = self.at(t, l);
+                // SAFETY: element `(t, l)` is inside the rectangle (caller).
+                unsafe { std::ptr::copy_nonoverlapping(i, o, self.item) };
+            }
+        }
+    }
+}
+
+/// A register, in bytes.
+#[cfg(target_arch = "x86_64")]
+const BLOCK: usize = 16;
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    /// Loads the 16 bytes at `p + k·s`.
+    ///
+    /// # Safety
+    /// Those bytes must be readable.
+    #[inline(always)]
+    unsafe fn ld(p: *const u8, s: isize, k: isize) -> __m128i {
+        // SAFETY: forwarded to the caller; `loadu` has no alignment requirement.
+        unsafe { _mm_loadu_si128(p.offset(k * s).cast()) }
+    }
+
+    /// Stores `v` to the 16 bytes at `p + k·s`.
+    ///
+    /// # Safety
+    /// Those bytes must be writable.
+    #[inline(always)]
+    unsafe fn st(p: *mut u8, s: isize, k: isize, v: __m128i) {
+        // SAFETY: forwarded to the caller; `storeu` has no alignment requirement.
+        unsafe { _mm_storeu_si128(p.offset(k * s).cast(), v) }
+    }
+
+    /// Transposes one register block of `item`-byte elements (16 bytes a row).
+    ///
+    /// # Safety
+    /// As for the block function of that size; `item` is 2, 4 or 8.
+    #[inline(always)]
+    pub(super) unsafe fn block(item: usize, o: *mut u8, os: isize, i: *const u8, is: isize) {
+        // SAFETY: forwarded to the caller.
+        unsafe {
+            match item {
+                2 => block8x2(o, os, i, is),
+                4 => block4x4(o, os, i, is),
+                _ => block2x8(o, os, i, is),
+            }
+        }
+    }
+
+    /// Transposes a 4×4 block of 4-byte elements: input rows at `i + k·is`, output rows at
+    /// `o + k·os`, 16 bytes each.
+    ///
+    /// # Safety
+    /// Each of the eight 16-byte rows must be valid (input readable, output writable).
+    #[inline(always)]
+    unsafe fn block4x4(o: *mut u8, os: isize, i: *const u8, is: isize) {
+        // SAFETY: forwarded to the caller (rows 0..4 of each side).
+        unsafe {
+            let (r0, r1, r2, r3) = (ld(i, is, 0), ld(i, is, 1), ld(i, is, 2), ld(i, is, 3));
+            let a = _mm_unpacklo_epi32(r0, r1); // r0[0] r1[0] r0[1] r1[1]
+            let b = _mm_unpacklo_epi32(r2, r3); // r2[0] r3[0] r2[1] r3[1]
+            let c = _mm_unpackhi_epi32(r0, r1); // r0[2] r1[2] r0[3] r1[3]
+            let d = _mm_unpackhi_epi32(r2, r3); // r2[2] r3[2] r2[3] r3[3]
+            st(o, os, 0, _mm_unpacklo_epi64(a, b));
+            st(o, os, 1, _mm_unpackhi_epi64(a, b));
+            st(o, os, 2, _mm_unpacklo_epi64(c, d));
+            st(o, os, 3, _mm_unpackhi_epi64(c, d));
+        }
+    }
+
+    /// Transposes a 2×2 block of 8-byte elements (see [`block4x4`]).
+    ///
+    /// # Safety
+    /// Each of the four 16-byte rows must be valid.
+    #[inline(always)]
+    unsafe fn block2x8(o: *mut u8, os: isize, i: *const u8, is: isize) {
+        // SAFETY: forwarded to the caller (rows 0..2 of each side).
+        unsafe {
+            let (r0, r1) = (ld(i, is, 0), ld(i, is, 1));
+            st(o, os, 0, _mm_unpacklo_epi64(r0, r1));
+            st(o, os, 1, _mm_unpackhi_epi64(r0, r1));
+        }
+    }
+
+    /// Transposes an 8×8 block of 2-byte elements (see [`block4x4`]).
+    ///
+    /// # Safety
+    /// Each of the sixteen 16-byte rows must be valid.
+    #[inline(always)]
+    unsafe fn block8x2(o: *mut u8, os: isize, i: *const u8, is: isize) {
+        // SAFETY: forwarded to the caller (rows 0..8 of each side).
+        unsafe {
+            let r: [__m128i; 8] = std::array::from_fn(|k| ld(i, is, k as isize));
+            // Pairs of 16-bit lanes, then 32-bit pairs, then 64-bit halves.
+            let a: [__m128i; 8] = std::array::from_fn(|k| {
+                let (x, y) = (r[2 * (k / 2)], r[2 * (k / 2) + 1]);
+                if k % 2 == 0 {
+                    _mm_unpacklo_epi16(x, y)
+                } else {
+                    _mm_unpackhi_epi16(x, y)
+                }
+            });
+            // a[0] = r0r1 cols 0-3, a[1] = r0r1 cols 4-7, a[2] = r2r3 cols 0-3, …
+            let b: [__m128i; 8] = std::array::from_fn(|k| {
+                let half = k / 4; // 0: rows 0-3, 1: rows 4-7
+                let hi_cols = (k / 2) % 2; // 0: cols 0-3, 1: cols 4-7
+                let (x, y) = (a[4 * half + hi_cols], a[4 * half + 2 + hi_cols]);
+                if k % 2 == 0 {
+                    _mm_unpacklo_epi32(x, y)
+                } else {
+                    _mm_unpackhi_epi32(x, y)
+                }
+            });
+            // b[4h + 2c + j] holds columns 4c+2j and 4c+2j+1 of rows 4h..4h+4.
+            for col in 0..4 {
+                let (x, y) = (b[col], b[4 + col]);
+                st(o, os, 2 * col as isize, _mm_unpacklo_epi64(x, y));
+                st(o, os, 2 * col as isize + 1, _mm_unpackhi_epi64(x, y));
+            }
+        }
+    }
+}
