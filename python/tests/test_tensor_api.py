@@ -868,3 +868,64 @@ def test_concurrent_inplace_writes_from_threads_are_not_lost():
     assert x[0].item() == 4 * 10 * 2
     assert x[1:].amin().item() == x[1:].amax().item() == 4 * 10 * 3
     assert small.tolist() == [40] * 10
+
+
+class _Idx:
+    """An int through ``__index__``: keeps a key off the fast path of ``__getitem__``."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __index__(self):
+        return self.v
+
+
+def _slow(entry):
+    if type(entry) is int:
+        return _Idx(entry)
+    if isinstance(entry, slice):
+        return slice(*(_Idx(b) if type(b) is int else b for b in (entry.start, entry.stop, entry.step)))
+    return entry
+
+
+def _outcome(fn):
+    try:
+        r = fn()
+    except Exception as e:  # noqa: BLE001  (comparing whatever is raised)
+        return type(e), str(e)
+    return r.shape, r.stride(), r.storage_offset(), r.tolist()
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        0, -1, 3, -4, 4, -5, 2**62, slice(1, 3), slice(None), slice(None, None, -1),
+        slice(-100, 100, 2), slice(3, 0, -2), slice(0, 0), slice(None, None, 0),
+        slice(2**63 - 1, None, -1), slice(-(2**63), 2**63 - 1), None, Ellipsis,
+        (0, 1), (1, slice(None)), (slice(None), 1), (Ellipsis, None), (None, Ellipsis, 0),
+        (Ellipsis, Ellipsis), (0, 0, 0), (slice(None), slice(None), slice(None)),
+        (None,) * 7 + (0,), (None,) * 9 + (0,), (0, None, slice(1, None, 2)), (),
+        (slice(None, None, -1), -1), (slice(0, 1), 5),
+    ],
+)
+def test_getitem_fast_path_matches_general_path(key):
+    """Plain-int / slice / None / ... keys take an allocation-free path in the bindings;
+    results and errors (type and text) are those of the general path."""
+    t = st.from_numpy(np.arange(20, dtype=np.float32).reshape(4, 5)).T
+    slow = tuple(map(_slow, key)) if isinstance(key, tuple) else _slow(key)
+    got = _outcome(lambda: t[key])
+    assert got == _outcome(lambda: t[slow])
+    if not isinstance(got[0], type):
+        assert got[3] == np.arange(20, dtype=np.float32).reshape(4, 5).T[key].tolist()
+
+
+def test_getitem_fast_path_leaves_other_entries_to_the_general_path():
+    t = st.arange(12).view(3, 4)
+    for key in [True, (0, True), 1.0, (slice(0.5, None),), "a", [0, 1]]:
+        a = _outcome(lambda: t[key])
+        b = _outcome(lambda: t[_slow(key) if not isinstance(key, tuple) else tuple(map(_slow, key))])
+        assert a == b, key
+    u = st.zeros(3, 4)
+    u[1, ::2] = 5.0
+    u[_Idx(2), slice(None, None, _Idx(-1))] = 7.0
+    assert u.tolist() == [[0.0] * 4, [5.0, 0.0, 5.0, 0.0], [7.0] * 4]

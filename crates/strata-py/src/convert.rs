@@ -1,7 +1,9 @@
 //! Conversions between Python values and strata values: scalars, shapes, nested lists.
 
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PySequence, PyTuple};
+use smallvec::SmallVec;
 use strata::{with_dtype, DType, Element, ErrorKind, Scalar, Tensor};
 
 use crate::errors::{err, IntoPy};
@@ -35,12 +37,21 @@ pub fn as_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     Ok(None)
 }
 
+/// Integer arguments kept inline (no heap allocation up to 8 of them).
+pub type Ints = SmallVec<[i64; 8]>;
+
 /// Shape arguments given as `f(2, 3)` or `f((2, 3))` / `f([2, 3])`.
 pub fn shape_args(args: &Bound<'_, PyTuple>) -> PyResult<Vec<i64>> {
+    int_args(args).map(Ints::into_vec)
+}
+
+/// [`shape_args`] without a heap allocation for the usual few dims (the hot view methods
+/// `view`, `reshape`, `permute` and `flip` take their dims through here).
+pub fn int_args(args: &Bound<'_, PyTuple>) -> PyResult<Ints> {
     if args.len() == 1 {
         let first = args.get_item(0)?;
         if !first.is_instance_of::<PyInt>() {
-            return int_list(&first);
+            return int_list(&first).map(Ints::from_vec);
         }
     }
     args.iter().map(|a| index_arg(&a)).collect()
@@ -48,6 +59,11 @@ pub fn shape_args(args: &Bound<'_, PyTuple>) -> PyResult<Vec<i64>> {
 
 /// An integer argument (anything with `__index__`).
 pub fn index_arg(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    // A plain int is its own `__index__`: read it directly (the common case; it skips two
+    // attribute lookups and a call).
+    if obj.is_exact_instance_of::<PyInt>() {
+        return obj.extract();
+    }
     if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyFloat>() {
         return Err(err(
             ErrorKind::DType,
@@ -55,14 +71,15 @@ pub fn index_arg(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
             format!("expected an integer, got {}", obj.repr()?),
         ));
     }
-    if !obj.hasattr("__index__")? {
+    let py = obj.py();
+    if !obj.hasattr(intern!(py, "__index__"))? {
         return Err(err(
             ErrorKind::DType,
             "shape",
             format!("expected an integer, got {}", obj.get_type().name()?),
         ));
     }
-    obj.call_method0("__index__")?.extract()
+    obj.call_method0(intern!(py, "__index__"))?.extract()
 }
 
 /// A sequence of integers (a tuple, list or 1-D integer tensor).

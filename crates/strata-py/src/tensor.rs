@@ -1,12 +1,13 @@
 //! `strata.Tensor`: the Python face of [`strata::Tensor`] — metadata, views, indexing and
 //! conversions. Engine ops are in `ops.rs`, NumPy exchange in `buffer.rs`.
 
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyAny, PyEllipsis, PyList, PySlice, PyTuple};
+use pyo3::types::{PyAny, PyEllipsis, PyInt, PyList, PySlice, PyString, PyTuple};
 use strata::{DType, ErrorKind, Scalar, Tensor, TensorIndex};
 
 use crate::convert::{
-    as_scalar, elements, index_arg, int_list, nest, scalar_to_py, shape_args, sizes,
+    as_scalar, elements, index_arg, int_args, int_list, nest, scalar_to_py, sizes,
 };
 use crate::dtype::{parse_dtype, PyDType};
 use crate::errors::{err, IntoPy};
@@ -141,6 +142,59 @@ fn parse_entry(obj: &Bound<'_, PyAny>) -> PyResult<Entry> {
             obj.get_type().name()?
         ),
     ))
+}
+
+/// The most entries a key may have to take [`fast_key`].
+const FAST_KEY: usize = 8;
+
+/// A key made only of plain ints, slices whose bounds are plain ints (within int64) or
+/// `None`, `None` and `...`, parsed into `buf` without touching the heap: the number of
+/// entries, or `None` when any entry needs [`parse_entry`] (which also owns every error
+/// text, so a fast key can only fail in [`Tensor::index`], as the general path would).
+fn fast_key(key: &Bound<'_, PyAny>, buf: &mut [TensorIndex; FAST_KEY]) -> Option<usize> {
+    if let Ok(t) = key.cast::<PyTuple>() {
+        let n = t.len();
+        if n > FAST_KEY {
+            return None;
+        }
+        for (slot, item) in buf.iter_mut().zip(t.iter()) {
+            *slot = fast_entry(&item)?;
+        }
+        return Some(n);
+    }
+    buf[0] = fast_entry(key)?;
+    Some(1)
+}
+
+fn fast_entry(obj: &Bound<'_, PyAny>) -> Option<TensorIndex> {
+    if obj.is_exact_instance_of::<PyInt>() {
+        return obj.extract::<i64>().ok().map(TensorIndex::Int);
+    }
+    if let Ok(s) = obj.cast::<PySlice>() {
+        let py = obj.py();
+        // `Some(None)` for `None`, `Some(Some(v))` for a plain int, `None` otherwise.
+        let bound = |name: &Bound<'_, PyString>| -> Option<Option<i64>> {
+            let v = s.getattr(name).ok()?;
+            if v.is_none() {
+                Some(None)
+            } else if v.is_exact_instance_of::<PyInt>() {
+                v.extract::<i64>().ok().map(Some)
+            } else {
+                None
+            }
+        };
+        let start = bound(intern!(py, "start"))?;
+        let stop = bound(intern!(py, "stop"))?;
+        let step = bound(intern!(py, "step"))?.unwrap_or(1);
+        return Some(TensorIndex::slice(start, stop, step));
+    }
+    if obj.is_none() {
+        return Some(TensorIndex::NewAxis);
+    }
+    if obj.is_instance_of::<PyEllipsis>() {
+        return Some(TensorIndex::Ellipsis);
+    }
+    None
 }
 
 fn parse_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<Entry>> {
@@ -331,6 +385,10 @@ fn linear_positions(a: &Advanced) -> PyResult<Vec<i64>> {
 }
 
 fn getitem(t: &Tensor, key: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    let mut buf = [TensorIndex::NewAxis; FAST_KEY];
+    if let Some(n) = fast_key(key, &mut buf) {
+        return t.index(&buf[..n]).py();
+    }
     let plan = plan_index(t, parse_key(key)?)?;
     if plan.advanced.is_empty() {
         return Ok(plan.view);
@@ -356,7 +414,14 @@ fn getitem(t: &Tensor, key: &Bound<'_, PyAny>) -> PyResult<Tensor> {
 }
 
 fn setitem(t: &Tensor, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-    let plan = plan_index(t, parse_key(key)?)?;
+    let mut buf = [TensorIndex::NewAxis; FAST_KEY];
+    let plan = match fast_key(key, &mut buf) {
+        Some(n) => Plan {
+            view: t.index(&buf[..n]).py()?,
+            advanced: Vec::new(),
+        },
+        None => plan_index(t, parse_key(key)?)?,
+    };
     let v = as_scalar(value)?;
     if plan.advanced.is_empty() {
         return match v {
@@ -553,7 +618,10 @@ impl PyTensor {
     fn view(&self, args: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
         if args.len() == 1 {
             let a = args.get_item(0)?;
-            if a.extract::<PyDType>().is_ok() || a.extract::<String>().is_ok() {
+            // A plain int is a shape: skip the two failed extractions (they build errors).
+            if !a.is_exact_instance_of::<PyInt>()
+                && (a.extract::<PyDType>().is_ok() || a.extract::<String>().is_ok())
+            {
                 return self
                     .inner
                     .view_dtype(parse_dtype(&a)?)
@@ -561,13 +629,13 @@ impl PyTensor {
                     .map(PyTensor::wrap);
             }
         }
-        self.inner.view(&shape_args(args)?).py().map(PyTensor::wrap)
+        self.inner.view(&int_args(args)?).py().map(PyTensor::wrap)
     }
 
     #[pyo3(signature = (*shape))]
     fn reshape(&self, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
         self.inner
-            .reshape(&shape_args(shape)?)
+            .reshape(&int_args(shape)?)
             .py()
             .map(PyTensor::wrap)
     }
@@ -612,7 +680,7 @@ impl PyTensor {
     #[pyo3(signature = (*dims))]
     fn permute(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
         self.inner
-            .permute(&shape_args(dims)?)
+            .permute(&int_args(dims)?)
             .py()
             .map(PyTensor::wrap)
     }
@@ -644,7 +712,11 @@ impl PyTensor {
     #[getter(T)]
     fn big_t(&self) -> PyResult<PyTensor> {
         let n = self.inner.ndim() as i64;
-        let rev: Vec<i64> = (0..n).rev().collect();
+        // The 2-D case is one swap; `permute` would check a whole dim list.
+        if n == 2 {
+            return self.inner.transpose(0, 1).py().map(PyTensor::wrap);
+        }
+        let rev: crate::convert::Ints = (0..n).rev().collect();
         self.inner.permute(&rev).py().map(PyTensor::wrap)
     }
 
@@ -666,13 +738,13 @@ impl PyTensor {
 
     #[pyo3(signature = (*dims))]
     fn flip(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        self.inner.flip(&shape_args(dims)?).py().map(PyTensor::wrap)
+        self.inner.flip(&int_args(dims)?).py().map(PyTensor::wrap)
     }
 
     #[pyo3(signature = (*sizes))]
     fn expand(&self, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
         self.inner
-            .expand(&shape_args(sizes)?)
+            .expand(&int_args(sizes)?)
             .py()
             .map(PyTensor::wrap)
     }

@@ -33,11 +33,23 @@ pub type Shape = SmallVec<[usize; 6]>;
 pub type Strides = SmallVec<[isize; 6]>;
 
 /// Shape, strides (elements, signed) and offset (elements) of a view.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Layout {
     shape: Shape,
     strides: Strides,
     offset: usize,
+}
+
+// By hand: `SmallVec`'s own `Clone` pushes element by element, while `from_slice` copies
+// the inline buffer in one go. Every view op clones a layout, so this is on the hot path.
+impl Clone for Layout {
+    fn clone(&self) -> Self {
+        Layout {
+            shape: Shape::from_slice(&self.shape),
+            strides: Strides::from_slice(&self.strides),
+            offset: self.offset,
+        }
+    }
 }
 
 /// Wraps a possibly negative dim into `0..ndim` the way PyTorch does (a 0-d tensor accepts

@@ -230,9 +230,9 @@ impl Layout {
                 ),
             ));
         }
-        let mut seen: SmallVec<[bool; 6]> = SmallVec::from_elem(false, self.ndim());
-        let mut shape = Shape::with_capacity(self.ndim());
-        let mut strides = Strides::with_capacity(self.ndim());
+        let mut seen: SmallVec<[bool; 16]> = SmallVec::from_elem(false, self.ndim());
+        let mut shape = Shape::new();
+        let mut strides = Strides::new();
         for &d in dims {
             let d = wrap_dim("permute", d, self.ndim())?;
             if std::mem::replace(&mut seen[d], true) {
@@ -344,13 +344,19 @@ impl Layout {
                 shape: self.shape.to_vec(),
             });
         }
+        let mut out = self.clone();
+        out.select_at(d, index);
+        Ok(out)
+    }
+
+    /// [`select`](Self::select) in place on a checked dim `d` and an `index` within
+    /// `[-size, size)`.
+    pub(crate) fn select_at(&mut self, d: usize, index: i64) {
+        let size = self.shape[d] as i64;
         let i = if index < 0 { index + size } else { index };
-        let offset = self.shifted(i as isize * self.strides[d]);
-        let mut shape = self.shape.clone();
-        let mut strides = self.strides.clone();
-        shape.remove(d);
-        strides.remove(d);
-        Ok(self.with(shape, strides, offset))
+        self.offset = self.shifted(i as isize * self.strides[d]);
+        self.shape.remove(d);
+        self.strides.remove(d);
     }
 
     /// `slice(dim, start, end, step)` with Python's rules: negative indices count from the
@@ -370,28 +376,42 @@ impl Layout {
             ));
         }
         let d = wrap_dim("slice", dim, self.ndim())?;
+        let mut out = self.clone();
+        out.slice_at(d, start, end, step)?;
+        Ok(out)
+    }
+
+    /// [`slice`](Self::slice) in place on a checked dim `d`; on error `self` is unchanged.
+    pub(crate) fn slice_at(
+        &mut self,
+        d: usize,
+        start: Option<i64>,
+        end: Option<i64>,
+        step: i64,
+    ) -> Result<()> {
         if step == 0 {
             return Err(Error::value("slice", "slice step cannot be zero"));
         }
-        let (first, count) = adjust_slice(start, end, step, self.shape[d]);
+        let len = self.shape[d];
+        let (first, count) = adjust_slice(start, end, step, len);
         let stride = self.strides[d];
-        let mut out = self.clone();
-        out.shape[d] = count;
         // |step| <= isize::MAX; a stride times a step beyond the extent only matters when
         // the dim keeps more than one element.
-        out.strides[d] = if count > 1 {
+        let new_stride = if count > 1 {
             stride.checked_mul(step as isize).ok_or_else(|| {
                 Error::overflow("slice", format!("stride {stride} times step {step}"))
             })?
         } else {
             stride.saturating_mul(step as isize)
         };
-        out.offset = if count > 0 {
+        self.offset = if count > 0 {
             self.shifted(first as isize * stride)
         } else {
-            self.shifted((first.clamp(0, self.shape[d] as i64) as isize).saturating_mul(stride))
+            self.shifted((first.clamp(0, len as i64) as isize).saturating_mul(stride))
         };
-        Ok(out)
+        self.shape[d] = count;
+        self.strides[d] = new_stride;
+        Ok(())
     }
 
     /// Reverses the listed dims through negative strides (zero-copy).
@@ -523,15 +543,20 @@ impl Layout {
     /// Inserts a size-1 dim at `dim` (range `[-ndim-1, ndim]`).
     pub fn unsqueeze(&self, dim: i64) -> Result<Layout> {
         let d = wrap_insert_dim("unsqueeze", dim, self.ndim())?;
+        let mut out = self.clone();
+        out.unsqueeze_at(d);
+        Ok(out)
+    }
+
+    /// [`unsqueeze`](Self::unsqueeze) in place at a checked position `d <= ndim`.
+    pub(crate) fn unsqueeze_at(&mut self, d: usize) {
         let stride = if d >= self.ndim() {
             1
         } else {
             (self.shape[d] as isize).saturating_mul(self.strides[d])
         };
-        let mut out = self.clone();
-        out.shape.insert(d, 1);
-        out.strides.insert(d, stride);
-        Ok(out)
+        self.shape.insert(d, 1);
+        self.strides.insert(d, stride);
     }
 
     /// `unfold(dim, size, step)`: windows of `size` along `dim` every `step`, as a new last

@@ -169,6 +169,9 @@ impl Layout {
                 format!("too many indices for tensor of dimension {}", self.ndim()),
             ));
         }
+        // One copy of the metadata, edited in place entry by entry. `dim` stays below the
+        // current ndim for ints and slices (no more of them than dims, checked above) and
+        // at most at it for new axes.
         let mut out = self.clone();
         let mut dim: usize = 0;
         for entry in index {
@@ -181,14 +184,14 @@ impl Layout {
                             format!("index {i} is out of bounds for dimension {dim} with size {n}"),
                         ));
                     }
-                    out = out.select(dim as i64, i)?;
+                    out.select_at(dim, i);
                 }
                 TensorIndex::Slice { start, stop, step } => {
-                    out = out.slice(dim as i64, start, stop, step)?;
+                    out.slice_at(dim, start, stop, step)?;
                     dim += 1;
                 }
                 TensorIndex::NewAxis => {
-                    out = out.unsqueeze(dim as i64)?;
+                    out.unsqueeze_at(dim);
                     dim += 1;
                 }
                 TensorIndex::Ellipsis => dim += self.ndim() - consumed,
