@@ -194,14 +194,23 @@ fn named_segments_are_unlinked_by_receivers_creators_and_sweeps() {
         Tensor::from_shm_name(&n1, &rec).is_err(),
         "a send name opens once"
     );
-    let (n2, _) = t.to_shm_name().unwrap(); // never received: the sender cleans it at exit
-    assert!(unlink_pending_names() >= 1);
-    assert!(!shm_names().contains(&n2));
     drop((t, r));
     assert!(
         !shm_names().contains(&base),
         "the creator unlinks the base name on drop"
     );
+    let t = Tensor::zeros_shared(&[4], DType::I64, ShmKind::Named).unwrap();
+    let base = t
+        .storage()
+        .shared_segment()
+        .unwrap()
+        .name()
+        .unwrap()
+        .to_string();
+    let (n2, _) = t.to_shm_name().unwrap(); // never received: the sender cleans it at exit
+    assert!(unlink_pending_names() >= 2);
+    assert!(!shm_names().contains(&n2) && !shm_names().contains(&base));
+    drop(t);
     // A name whose process is dead is swept.
     let mut child = Command::new("true").spawn().unwrap();
     let dead = child.id();

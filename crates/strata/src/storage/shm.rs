@@ -27,7 +27,8 @@
 //!    (`strata-<sender pid>-…`), and records it as pending in the sender.
 //! 3. The receiver opens the send name, unlinks it at once (each send has exactly one
 //!    intended receiver), maps it and closes the fd.
-//! 4. A sender unlinks its still-pending send names when it exits normally
+//! 4. A process unlinks its still-pending send names, and the base names of its live
+//!    segments, when it exits normally
 //!    ([`unlink_pending_names`]; the Python package registers it with `atexit`).
 //! 5. Without a daemon, [`sweep_stale_names`] unlinks every `strata-<pid>-…` name whose
 //!    process is dead; it runs when a process selects the name strategy.
@@ -239,9 +240,15 @@ impl Drop for SharedSegment {
         }
         if let (true, Some(name)) = (self.owns_name, &self.name) {
             let _ = rustix::shm::unlink(format!("/{name}").as_str());
+            if let Some(set) = lock(&OWNED).as_mut() {
+                set.remove(name);
+            }
         }
     }
 }
+
+/// Base names of this process's live named segments (unlinked at exit, step 4).
+static OWNED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -352,6 +359,9 @@ impl SharedSegment {
                     unlink();
                     return Err(os_err(op, &format!("sizing /{name}"), e));
                 }
+                lock(&OWNED)
+                    .get_or_insert_with(HashSet::new)
+                    .insert(name.clone());
                 (fd, Some(name))
             }
         };
@@ -578,10 +588,13 @@ pub(crate) fn open_send_name(op: &'static str, name: &str, read_only: bool) -> R
     Ok(fd)
 }
 
-/// Unlinks the send names this process made that may still exist (step 4 of Note
-/// [shared memory lifetime]); returns how many it removed. Call at normal exit.
+/// Unlinks the send names this process made that may still exist and the base names of
+/// its live named segments (step 4 of Note [shared memory lifetime]); returns how many it
+/// removed. Call at normal exit only: afterwards those segments can no longer be sent by
+/// name (their mappings stay valid).
 pub fn unlink_pending_names() -> usize {
-    let names = lock(&PENDING).take().unwrap_or_default();
+    let mut names = lock(&PENDING).take().unwrap_or_default();
+    names.extend(lock(&OWNED).take().unwrap_or_default());
     names
         .iter()
         .filter(|n| rustix::shm::unlink(format!("/{n}").as_str()).is_ok())
