@@ -235,6 +235,8 @@ __all__ = [
     "from_file",
     "from_dlpack",
     "safetensors",
+    "multiprocessing",
     *_FUNCTIONS,
 ]
 from . import safetensors  # noqa: E402  (submodule; after the names it uses)
+from . import multiprocessing  # noqa: E402  (registers the ForkingPickler reducer)

@@ -19,6 +19,7 @@ from typing import Any, Literal, Self, SupportsIndex, TypeAlias, final, overload
 import numpy as np
 import numpy.typing as npt
 
+from . import multiprocessing as multiprocessing
 from . import safetensors as safetensors
 
 from ._errors import BorrowError as BorrowError
@@ -220,6 +221,13 @@ class Tensor:
     def is_contiguous(self) -> builtins.bool:
         """PyTorch's rule: size-1 dims are ignored and empty tensors are contiguous."""
     def is_read_only(self) -> builtins.bool: ...
+    def share_memory_(self) -> Tensor:
+        """Moves the storage into shared memory in place (every view follows); a no-op when
+        already shared. Raises while a NumPy array, buffer or DLPack capsule points at it."""
+    def is_shared(self) -> builtins.bool:
+        """True when the storage lives in shared memory."""
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]:
+        """Plain pickle copies; protocol 5 hands contiguous bytes out-of-band."""
     def contiguous(self) -> Tensor:
         """Itself when contiguous, else a contiguous copy."""
     def explain(self) -> builtins.str:
@@ -834,6 +842,7 @@ __all__ = [
     "from_file",
     "from_dlpack",
     "safetensors",
+    "multiprocessing",
     "view",
     "reshape",
     "flatten",

@@ -9,6 +9,7 @@ mod errors;
 mod files;
 mod module;
 mod ops;
+mod shm;
 mod tensor;
 
 use pyo3::prelude::*;
@@ -36,6 +37,7 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(module::manual_seed, m)?)?;
     ops::register(m)?;
     files::register(m)?;
+    shm::register(m)?;
     m.add_function(wrap_pyfunction!(dlpack::from_dlpack, m)?)?;
     Ok(())
 }

@@ -22,7 +22,9 @@
 
 mod alloc;
 pub mod borrow;
+pub mod handle;
 pub mod mmap;
+pub mod shm;
 
 use std::any::Any;
 use std::fmt;
@@ -32,7 +34,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use alloc::{Allocator, CpuAllocator, ALIGN};
 pub use borrow::BorrowGuard;
+pub use handle::{recv_tensor, send_tensor, SegmentInfo, ShmHandle, TensorMeta};
 pub use mmap::{FileMap, MapMode};
+pub use shm::{SegmentId, SharedSegment, ShmKind};
 
 use crate::error::{Error, Result};
 
@@ -62,6 +66,9 @@ pub enum Owner {
     /// Memory owned by some other value (a NumPy array, a DLPack capsule, an mmap …),
     /// kept alive until the storage's backing is dropped or swapped out.
     Foreign(Box<dyn Any + Send + Sync>),
+    /// A shared-memory mapping (memfd or named segment), unmapped with its last backing;
+    /// see [`shm`].
+    Shared(Arc<shm::SharedSegment>),
     /// Zero bytes: nothing to free.
     Empty,
 }
@@ -71,6 +78,7 @@ impl fmt::Debug for Owner {
         match self {
             Owner::Allocated { allocator } => write!(f, "Allocated({})", allocator.name()),
             Owner::Foreign(_) => f.write_str("Foreign"),
+            Owner::Shared(seg) => write!(f, "Shared({:?}, {:?})", seg.kind(), seg.id()),
             Owner::Empty => f.write_str("Empty"),
         }
     }

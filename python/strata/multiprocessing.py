@@ -1,0 +1,119 @@
+"""Tensors across processes: ``multiprocessing`` sends handles, not bytes.
+
+Importing :mod:`strata` registers a reducer with
+``multiprocessing.reduction.ForkingPickler``, so a :class:`~strata.Tensor` put on a
+``Queue``, sent through a ``Pipe`` or passed to a ``Pool`` travels as a handle to its
+storage plus its view (dtype, shape, strides, offset). The storage is first moved into
+shared memory in place (``share_memory_()``), so the receiver maps the very same bytes:
+writes on either side are seen by the other, and the same storage received twice is one
+storage.
+
+Two strategies, as in PyTorch:
+
+- ``"file_descriptor"`` (the default): the storage is an anonymous, sealed memfd whose fd
+  travels by ``SCM_RIGHTS`` (``multiprocessing.reduction.DupFd``: the resource sharer
+  after start-up, fd inheritance while a spawn/forkserver child starts). The kernel frees
+  it with its last fd and mapping, so nothing can leak, even on ``SIGKILL``. A process keeps
+  at most a quarter of its fd limit open for shared storages; beyond that the mapping
+  alone keeps a storage alive, so holding many received tensors never runs out of fds.
+- ``"file_system"``: named segments in ``/dev/shm``, for when fds cannot be passed. Each
+  send makes a one-use name that the receiver unlinks on open; the sender unlinks its
+  unreceived names when it exits, and names left by killed processes are swept (no daemon)
+  when a process selects this strategy or calls :func:`sweep`.
+
+As with PyTorch, the sending process must still be alive when the receiver unpickles the
+tensor. Plain ``pickle`` is unaffected: it copies (protocol 5 hands contiguous bytes
+out-of-band).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as _mp
+import os
+from multiprocessing import util as _util
+from multiprocessing.reduction import DupFd as _DupFd
+from multiprocessing.reduction import ForkingPickler as _ForkingPickler
+
+from . import _strata
+from ._errors import StrataValueError
+
+__all__ = [
+    "get_sharing_strategy",
+    "set_sharing_strategy",
+    "get_all_sharing_strategies",
+    "sweep",
+]
+
+_STRATEGIES = ("file_descriptor", "file_system")
+_strategy = "file_descriptor"
+
+
+def get_all_sharing_strategies() -> set[str]:
+    """The strategies :func:`set_sharing_strategy` accepts."""
+    return set(_STRATEGIES)
+
+
+def get_sharing_strategy() -> str:
+    """The current strategy: ``"file_descriptor"`` (default) or ``"file_system"``."""
+    return _strategy
+
+
+def set_sharing_strategy(strategy: str) -> None:
+    """Selects how tensors are shared from now on in this process (children started with
+    *spawn* start with the default; set it there too). Selecting ``"file_system"`` sweeps
+    ``/dev/shm`` of names left by dead processes."""
+    global _strategy
+    _strata._shm_set_strategy(strategy)
+    _strategy = strategy
+
+
+def sweep() -> int:
+    """Unlinks ``/dev/shm/strata-<pid>-…`` names whose process is dead; returns how many."""
+    return _strata._shm_sweep()
+
+
+def _rebuild_buffer(buf, dtype: str, shape: tuple):
+    mv = memoryview(buf)
+    if mv.ndim != 1 or mv.format != "B":
+        mv = mv.cast("B")
+    return _strata._tensor_from_bytes(mv, dtype, list(shape))
+
+
+def _rebuild_fd(df, record: bytes):
+    return _strata._shm_import(df.detach(), record)
+
+
+def _rebuild_name(name: str, record: bytes):
+    return _strata._shm_import_name(name, record)
+
+
+def _reduce_tensor(t):
+    if _strategy == "file_system":
+        t.share_memory_()
+        try:
+            name, record = _strata._shm_export_name(t)
+            return (_rebuild_name, (name, record))
+        except StrataValueError:
+            pass  # a storage already in a memfd has no name: it travels by fd
+    fd, record = _strata._shm_export(t)
+    popen = _mp.context.get_spawning_popen()
+    df = _DupFd(fd)
+    if popen is None:
+        os.close(fd)  # the resource sharer holds its own dup until the receiver takes it
+    else:
+        # A child being spawned inherits this very fd number: keep it open until the
+        # child has started (its Popen object goes away).
+        _util.Finalize(popen, os.close, (fd,))
+    return (_rebuild_fd, (df, record))
+
+
+def _init() -> None:
+    from ._strata import Tensor
+
+    _ForkingPickler.register(Tensor, _reduce_tensor)
+    # Unreceived send names of the file_system strategy (step 4 of Note [shared memory
+    # lifetime]); multiprocessing children run these finalizers at exit too.
+    _util.Finalize(None, _strata._shm_unlink_pending, exitpriority=-100)
+
+
+_init()
