@@ -108,6 +108,21 @@ def test_share_memory_refused_while_exported():
     assert x.is_shared()
 
 
+def test_share_memory_refused_after_array_interface():
+    # NumPy keeps an __array_interface__ address with no release call: the storage can
+    # never move after one, so share_memory_ refuses instead of leaving the array dangling.
+    x = st.arange(4, dtype=st.float32)
+    a = np.array(type("Holder", (), {"__array_interface__": x.__array_interface__})(), copy=False)
+    assert a.ctypes.data == x.data_ptr()
+    with pytest.raises(st.StrataValueError, match="__array_interface__"):
+        x.share_memory_()
+    a[0] = 7
+    assert x.tolist()[0] == 7
+    y = st.arange(4, dtype=st.float32)
+    y.share_memory_()
+    assert y.__array_interface__["data"][0] == y.data_ptr()  # after the move: fine
+
+
 def test_read_only_stays_read_only():
     a = np.arange(4, dtype=np.float32)
     a.flags.writeable = False

@@ -174,3 +174,22 @@ def test_view_error_texts():
         t[::0]
     with pytest.raises(st.StrataError):
         t.permute(0, 0)
+
+
+@pytest.mark.parametrize("step", [-(2**63), 2**63 - 1, -(2**63 - 1), 2**70, -(2**70)])
+def test_extreme_slice_steps_match_numpy(step):
+    a, t = base_pair((5, 3))
+    check_same_view(t[::step], a[::step], t, a)
+    check_same_view(t[:, 1::step], a[:, 1::step], t, a)
+
+
+def test_huge_strides_on_single_element_dims_are_harmless():
+    t = st.arange(15).reshape(5, 3)
+    for v in (t[::2**63 - 1], t[::-(2**63)], t.as_strided((1, 3), (2**63 - 1, 1))):
+        a = np.asarray(v.tolist())
+        assert ((v + 1).tolist() == (a + 1).tolist())
+        assert v.sum().item() == a.sum()
+        assert v.contiguous().tolist() == a.tolist()
+        assert repr(v.T).startswith("tensor(")
+        assert (v @ st.ones(3, 1, dtype=st.int64)).tolist() == (a @ np.ones((3, 1), np.int64)).tolist()
+        assert np.asarray(v).tolist() == a.tolist()

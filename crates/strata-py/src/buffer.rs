@@ -168,6 +168,9 @@ pub unsafe fn release_buffer(view: *mut ffi::Py_buffer) {
 /// `__array_interface__` (version 3) of a tensor.
 pub fn array_interface<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyDict>> {
     let typestr = typestr_of(t.dtype()).ok_or_else(|| bf16_error("__array_interface__"))?;
+    // The consumer keeps this address with no release call, so the backing may never be
+    // swapped (moved into shared memory) again: see Note [Buffer ownership].
+    t.storage().pin_for_life();
     let d = PyDict::new(py);
     d.set_item("shape", PyTuple::new(py, t.shape())?)?;
     d.set_item("typestr", typestr)?;

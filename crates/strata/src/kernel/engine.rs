@@ -72,7 +72,12 @@ impl<const N: usize> Loop<N> {
         debug_assert!(ops.iter().all(|(l, _, _)| l.shape() == shape));
         let strides = std::array::from_fn(|k| {
             let (l, item, _) = ops[k];
-            l.strides().iter().map(|&s| s * item as isize).collect()
+            // Wrapping: only size-1 dims (dropped below, never stepped) can carry strides
+            // this large; L4 bounds the others.
+            l.strides()
+                .iter()
+                .map(|&s| s.wrapping_mul(item as isize))
+                .collect()
         });
         let ptrs = std::array::from_fn(|k| {
             let (l, item, base) = ops[k];

@@ -29,7 +29,10 @@ pub(crate) fn walk<const N: usize>(
         for _ in 0..inner {
             f(std::array::from_fn(|k| pos[k] as usize));
             for k in 0..N {
-                pos[k] += inner_strides[k];
+                // Wrapping: a size-1 dim may carry a huge (meaningless) stride, and the
+                // odometer steps past the last element before it stops; every index it
+                // hands to `f` is in range.
+                pos[k] = pos[k].wrapping_add(inner_strides[k]);
             }
         }
         // Advance the outer dims like an odometer.
@@ -41,13 +44,13 @@ pub(crate) fn walk<const N: usize>(
             d -= 1;
             counter[d] += 1;
             for k in 0..N {
-                base[k] += strides[k][d];
+                base[k] = base[k].wrapping_add(strides[k][d]);
             }
             if counter[d] < shape[d] {
                 break;
             }
             for k in 0..N {
-                base[k] -= strides[k][d] * shape[d] as isize;
+                base[k] = base[k].wrapping_sub(strides[k][d].wrapping_mul(shape[d] as isize));
             }
             counter[d] = 0;
         }

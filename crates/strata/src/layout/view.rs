@@ -131,7 +131,8 @@ pub fn adjust_slice(start: Option<i64>, stop: Option<i64>, step: i64, len: usize
     let stop = clamp(stop, if step < 0 { -1 } else { len });
     let count = if step < 0 {
         if stop < start {
-            (start - stop - 1) / (-step) + 1
+            // `unsigned_abs`: `-step` overflows for `i64::MIN`.
+            ((start - stop - 1) as u64 / step.unsigned_abs() + 1) as i64
         } else {
             0
         }
@@ -402,7 +403,9 @@ impl Layout {
                 Error::overflow("slice", format!("stride {stride} times step {step}"))
             })?
         } else {
-            stride.saturating_mul(step as isize)
+            // The stride of a dim of at most one element is never used to step; keep a
+            // representable value.
+            stride.checked_mul(step as isize).unwrap_or(stride)
         };
         self.offset = if count > 0 {
             self.shifted(first as isize * stride)
@@ -905,6 +908,8 @@ mod tests {
         assert_eq!(adjust_slice(Some(10), Some(-10), -2, 5), (4, 3));
         assert_eq!(adjust_slice(Some(3), Some(1), 1, 5), (3, 0));
         assert_eq!(adjust_slice(None, None, -1, 0).1, 0);
+        assert_eq!(adjust_slice(None, None, i64::MIN, 5), (4, 1));
+        assert_eq!(adjust_slice(None, None, i64::MAX, 5), (0, 1));
         let x = c(&[3, 4]).slice(0, None, None, -1).unwrap();
         assert_eq!((x.strides(), x.offset()), (&[-4isize, 1][..], 8));
         let y = c(&[3, 4]).flip(&[1]).unwrap();

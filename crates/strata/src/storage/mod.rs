@@ -29,7 +29,7 @@ pub mod shm;
 use std::any::Any;
 use std::fmt;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use alloc::{Allocator, CpuAllocator, ALIGN};
@@ -171,6 +171,8 @@ struct Inner {
     borrow: borrow::BorrowCell,
     version: AtomicU64,
     exports: AtomicUsize,
+    /// Set once a raw address escaped with no way to learn when its user is done.
+    pinned_for_life: AtomicBool,
 }
 
 /// A shared, reference-counted run of bytes. Cloning is an `Arc` clone.
@@ -202,6 +204,7 @@ impl Storage {
             borrow: borrow::BorrowCell::default(),
             version: AtomicU64::new(0),
             exports: AtomicUsize::new(0),
+            pinned_for_life: AtomicBool::new(false),
         }))
     }
 
@@ -293,6 +296,13 @@ impl Storage {
         ExportPin(self.clone())
     }
 
+    /// Pins the current backing for the rest of the storage's life: for raw exports whose
+    /// end cannot be observed (an `__array_interface__` address, which NumPy keeps with no
+    /// release call). [`replace_backing`](Self::replace_backing) refuses from then on.
+    pub fn pin_for_life(&self) {
+        self.0.pinned_for_life.store(true, Ordering::Release);
+    }
+
     /// Number of live export pins.
     pub fn export_count(&self) -> usize {
         self.0.exports.load(Ordering::Acquire)
@@ -310,6 +320,12 @@ impl Storage {
         make: impl FnOnce(&[u8]) -> Result<Backing>,
     ) -> Result<()> {
         let _guard = borrow::acquire(op, &[(self, true)])?;
+        if self.0.pinned_for_life.load(Ordering::Acquire) {
+            return Err(Error::value(
+                op,
+                "the storage's address was handed out through __array_interface__, which cannot tell when its users are done, so its memory can never move; call share_memory_() before exporting, or clone() the tensor".to_string(),
+            ));
+        }
         if self.export_count() > 0 {
             return Err(Error::value(
                 op,
@@ -413,6 +429,13 @@ mod tests {
             .replace_backing("test", |_| Ok(Backing::empty()))
             .unwrap_err();
         assert!(err.to_string().contains("new backing has 0 bytes"), "{err}");
+        s.pin_for_life();
+        let err = s
+            .replace_backing("share_memory_", |b| {
+                Backing::allocate(Arc::new(CpuAllocator), b.len())
+            })
+            .unwrap_err();
+        assert!(err.to_string().contains("__array_interface__"), "{err}");
     }
 
     #[test]
