@@ -50,6 +50,113 @@ pub(super) unsafe fn copy_tile(
     }
 }
 
+/// Bytes of scratch per staged input of a tile (see [`stage_tile`]).
+const STAGE_BYTES: usize = 16 * 1024;
+
+/// A 64-byte aligned scratch block, left uninitialised (only staged bytes are read).
+#[repr(C, align(64))]
+struct Scratch([std::mem::MaybeUninit<u8>; STAGE_BYTES]);
+
+/// Runs an elementwise kernel over a `rows × len` tile whose inputs may be transposed
+/// against the output: an input contiguous along rows (`ts[k] == items[k]`) but not along
+/// the run (`ls[k]`) is first copied, in register blocks, into a scratch block laid out
+/// like a compact tile, so `row(ptrs, strides, len)` then reads it contiguously and the
+/// kernel's vectorised contiguous path runs instead of a strided gather. Other operands
+/// (operand 0, the output, always) are passed as they are. Rows are staged in chunks
+/// that fit the scratch.
+///
+/// # Safety
+/// As for [`copy_tile`]: every operand must be valid at `t·ts[k] + l·ls[k]` for
+/// `t < rows`, `l < len`, and `row` must only access the `len` elements it is handed.
+pub(super) unsafe fn stage_tile<const N: usize>(
+    p: [*mut u8; N],
+    ts: [isize; N],
+    ls: [isize; N],
+    (rows, len): (usize, usize),
+    items: [usize; N],
+    row: &impl Fn([*mut u8; N], [isize; N], usize),
+) {
+    let staged: [bool; N] = std::array::from_fn(|k| {
+        let item = items[k] as isize;
+        k > 0
+            && cfg!(target_arch = "x86_64")
+            && matches!(items[k], 2 | 4 | 8)
+            && ts[k] == item
+            && ls[k] != item
+            && ls[k] != 0
+    });
+    let widest = (0..N).filter(|&k| staged[k]).map(|k| items[k] * len).max();
+    let chunk = match widest {
+        Some(w) if w <= STAGE_BYTES => STAGE_BYTES / w,
+        _ => {
+            for t in 0..rows as isize {
+                row(
+                    std::array::from_fn(|k| p[k].wrapping_offset(t * ts[k])),
+                    ls,
+                    len,
+                );
+            }
+            return;
+        }
+    };
+    let mut bufs: [Scratch; 2] = [
+        Scratch([std::mem::MaybeUninit::uninit(); STAGE_BYTES]),
+        Scratch([std::mem::MaybeUninit::uninit(); STAGE_BYTES]),
+    ];
+    // Scratch block of each staged operand (at most two inputs are ever staged: the
+    // third of a ternary op runs strided).
+    let mut slot: [Option<*mut u8>; N] = [None; N];
+    let mut next = 0;
+    for k in 0..N {
+        if staged[k] && next < bufs.len() {
+            slot[k] = Some(bufs[next].0.as_mut_ptr().cast());
+            next += 1;
+        }
+    }
+    let mut t0 = 0;
+    while t0 < rows {
+        let n = chunk.min(rows - t0);
+        let base: [*mut u8; N] = std::array::from_fn(|k| p[k].wrapping_offset(t0 as isize * ts[k]));
+        for k in 0..N {
+            if let Some(buf) = slot[k] {
+                let item = items[k] as isize;
+                // SAFETY: the chunk lies inside the tile (caller); the scratch holds
+                // `n · len · item ≤ STAGE_BYTES` bytes; scratch and input are disjoint.
+                unsafe {
+                    copy_tile(
+                        [buf, base[k]],
+                        [len as isize * item, ts[k]],
+                        [item, ls[k]],
+                        (n, len),
+                        items[k],
+                        |q, s, m| {
+                            for e in 0..m as isize {
+                                std::ptr::copy_nonoverlapping(
+                                    q[1].offset(e * s[1]),
+                                    q[0].offset(e * s[0]),
+                                    items[k],
+                                );
+                            }
+                        },
+                    )
+                };
+            }
+        }
+        let strides: [isize; N] = std::array::from_fn(|k| match slot[k] {
+            Some(_) => items[k] as isize,
+            None => ls[k],
+        });
+        for t in 0..n as isize {
+            let q: [*mut u8; N] = std::array::from_fn(|k| match slot[k] {
+                Some(buf) => buf.wrapping_offset(t * len as isize * items[k] as isize),
+                None => base[k].wrapping_offset(t * ts[k]),
+            });
+            row(q, strides, len);
+        }
+        t0 += n;
+    }
+}
+
 /// A tile whose output is contiguous along columns (`l`) and whose input is contiguous
 /// along rows (`t`): output element `(t, l)` at `o + t·os + l·item`, input at
 /// `i + l·is + t·item`.
