@@ -18,6 +18,8 @@ use pyo3::exceptions::PyBufferError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
+use strata::storage::Owner;
 use strata::{DType, ErrorKind, Layout, Storage, Tensor};
 
 use crate::errors::{err, IntoPy};
@@ -187,25 +189,64 @@ pub fn array_interface<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, 
 }
 
 /// A `Py_buffer` we hold on behalf of a storage; released when the storage goes.
-struct HeldBuffer(Box<ffi::Py_buffer>);
+///
+/// The reference to the exporter that `PyObject_GetBuffer` stores in `view.obj` is moved
+/// into `exporter` for the buffer's lifetime (and back just before `PyBuffer_Release`),
+/// so a tensor's `__traverse__` can show it to the garbage collector: an array that holds
+/// a tensor made from itself (`a.t = st.from_numpy(a)`) is then a collectable cycle.
+struct HeldBuffer {
+    view: Box<ffi::Py_buffer>,
+    exporter: Option<Py<PyAny>>,
+}
 
 // SAFETY: the buffer is only touched again in `Drop`, which takes the GIL first; the
-// exporter keeps the memory valid until `PyBuffer_Release`.
+// exporter keeps the memory valid until `PyBuffer_Release`; `Py` is `Send + Sync`.
 unsafe impl Send for HeldBuffer {}
-// SAFETY: as above; `&HeldBuffer` exposes nothing.
+// SAFETY: as above; `&HeldBuffer` exposes only the exporter, a `Py`.
 unsafe impl Sync for HeldBuffer {}
+
+impl HeldBuffer {
+    /// Takes over a filled buffer, moving its exporter reference out of `view.obj`.
+    fn new(py: Python<'_>, mut view: Box<ffi::Py_buffer>) -> HeldBuffer {
+        let obj = std::mem::replace(&mut view.obj, std::ptr::null_mut());
+        let exporter = NonNull::new(obj).map(|p| {
+            // SAFETY: `view.obj` held a strong reference (taken by `PyObject_GetBuffer`),
+            // which this `Py` now owns; it goes back to `view.obj` before the release.
+            unsafe { Bound::from_owned_ptr(py, p.as_ptr()) }.unbind()
+        });
+        HeldBuffer { view, exporter }
+    }
+}
 
 impl Drop for HeldBuffer {
     fn drop(&mut self) {
         // SAFETY: `Py_IsInitialized` may be called at any time.
         if unsafe { ffi::Py_IsInitialized() } == 0 {
-            return; // the interpreter is gone: nothing left to release to
+            // The interpreter is gone: nothing left to release to, nor to decref.
+            std::mem::forget(self.exporter.take());
+            return;
         }
         Python::attach(|_py| {
+            self.view.obj = self
+                .exporter
+                .take()
+                .map_or(std::ptr::null_mut(), Py::into_ptr);
             // SAFETY: the buffer was filled by a successful `PyObject_GetBuffer` and is
-            // released exactly once, here, with the GIL held.
-            unsafe { ffi::PyBuffer_Release(&mut *self.0) };
+            // released exactly once, here, with the GIL held and its `obj` restored.
+            unsafe { ffi::PyBuffer_Release(&mut *self.view) };
         });
+    }
+}
+
+/// Shows the garbage collector the Python object a storage owner keeps alive (the
+/// exporter of a buffer wrapped by `from_numpy` / `st.tensor(buffer)`), if any.
+pub fn traverse_owner(owner: &Owner, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+    match owner {
+        Owner::Foreign(o) => match o.downcast_ref::<HeldBuffer>() {
+            Some(h) => visit.call(&h.exporter),
+            None => Ok(()),
+        },
+        _ => Ok(()),
     }
 }
 
@@ -264,8 +305,8 @@ pub fn from_buffer(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     if rc != 0 {
         return Err(PyErr::fetch(obj.py()));
     }
-    let held = HeldBuffer(view);
-    let v = &*held.0;
+    let held = HeldBuffer::new(obj.py(), view);
+    let v = &*held.view;
     let itemsize = v.itemsize as usize;
     let fmt = if v.format.is_null() {
         "B".to_string()

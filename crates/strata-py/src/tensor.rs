@@ -4,6 +4,7 @@
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyEllipsis, PyInt, PyList, PySlice, PyString, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
 use strata::{DType, ErrorKind, Scalar, Tensor, TensorIndex};
 
 use crate::convert::{
@@ -486,6 +487,21 @@ fn setitem(t: &Tensor, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyRe
 
 #[pymethods]
 impl PyTensor {
+    /// Garbage-collector support: the Python object this tensor's storage keeps alive
+    /// (a wrapped buffer's exporter) is visited when this tensor holds the storage's only
+    /// handle, which is exactly when that reference belongs to it (PyTorch's rule for
+    /// tensors with Python state). Shared storages are not visited, so a cycle through
+    /// them is kept rather than ever freed while reachable.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        let s = self.inner.storage();
+        if s.handle_count() == 1 {
+            if let Some(r) = s.try_with_owner(|o| crate::buffer::traverse_owner(o, &visit)) {
+                r?;
+            }
+        }
+        Ok(())
+    }
+
     #[new]
     #[pyo3(signature = (data, dtype=None))]
     fn py_new(data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {

@@ -269,6 +269,16 @@ impl Storage {
         f(&self.backing().owner)
     }
 
+    /// As [`with_owner`](Self::with_owner), but never waits: `None` while another
+    /// thread holds the backing (a garbage collector's traversal must not block).
+    pub fn try_with_owner<R>(&self, f: impl FnOnce(&Owner) -> R) -> Option<R> {
+        match self.0.backing.try_lock() {
+            Ok(b) => Some(f(&b.owner)),
+            Err(std::sync::TryLockError::Poisoned(e)) => Some(f(&e.into_inner().owner)),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
     /// True when both handles refer to the same storage.
     pub fn same(&self, other: &Storage) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
