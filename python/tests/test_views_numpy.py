@@ -183,6 +183,28 @@ def test_extreme_slice_steps_match_numpy(step):
     check_same_view(t[:, 1::step], a[:, 1::step], t, a)
 
 
+@pytest.mark.parametrize(
+    "key",
+    [
+        slice(True, None),
+        slice(None, True),
+        slice(False, True),
+        slice(None, None, True),
+        slice(True, -1, True),
+        (slice(None), slice(True, None)),
+    ],
+)
+def test_bool_slice_bounds_are_ints(key):
+    a, t = base_pair((5, 3))
+    check_same_view(t[key], a[key], t, a)
+
+
+def test_bool_slice_step_false_is_a_zero_step():
+    _, t = base_pair((5, 3))
+    with pytest.raises(st.StrataValueError, match="slice step cannot be zero"):
+        t[::False]
+
+
 def test_huge_strides_on_single_element_dims_are_harmless():
     t = st.arange(15).reshape(5, 3)
     for v in (t[::2**63 - 1], t[::-(2**63)], t.as_strided((1, 3), (2**63 - 1, 1))):

@@ -66,6 +66,11 @@ fn parse_entry(obj: &Bound<'_, PyAny>) -> PyResult<Entry> {
             if v.is_none() {
                 return Ok(None);
             }
+            // A bool bound is the int it subclasses (`[10, 20][True:]` is `[20]`), as in
+            // Python and NumPy.
+            if v.is_instance_of::<pyo3::types::PyBool>() {
+                return Ok(Some(i64::from(v.extract::<bool>()?)));
+            }
             match index_arg(&v) {
                 Ok(x) => Ok(Some(x)),
                 // A bound beyond int64 is clamped like any Python sequence clamps it (a
