@@ -171,16 +171,16 @@ fn bad_handles_are_errors() {
     assert!(recv_tensor(&b).is_err());
 }
 
+/// The POSIX shm name of a named segment's base.
+fn segment_name(t: &Tensor) -> String {
+    let seg = t.storage().shared_segment().unwrap();
+    seg.name().unwrap().to_string()
+}
+
 #[test]
 fn named_segments_are_unlinked_by_receivers_creators_and_sweeps() {
     let t = Tensor::zeros_shared(&[4], DType::I64, ShmKind::Named).unwrap();
-    let base = t
-        .storage()
-        .shared_segment()
-        .unwrap()
-        .name()
-        .unwrap()
-        .to_string();
+    let base = segment_name(&t);
     assert!(shm_names().contains(&base));
     let (n1, rec) = t.to_shm_name().unwrap();
     assert!(shm_names().contains(&n1));
@@ -200,13 +200,7 @@ fn named_segments_are_unlinked_by_receivers_creators_and_sweeps() {
         "the creator unlinks the base name on drop"
     );
     let t = Tensor::zeros_shared(&[4], DType::I64, ShmKind::Named).unwrap();
-    let base = t
-        .storage()
-        .shared_segment()
-        .unwrap()
-        .name()
-        .unwrap()
-        .to_string();
+    let base = segment_name(&t);
     let (n2, _) = t.to_shm_name().unwrap(); // never received: the sender cleans it at exit
     assert!(unlink_pending_names() >= 2);
     assert!(!shm_names().contains(&n2) && !shm_names().contains(&base));

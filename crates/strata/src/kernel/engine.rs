@@ -230,22 +230,14 @@ impl<const N: usize> Loop<N> {
     where
         F: Fn([*mut u8; N], [isize; N], usize) + Sync,
     {
-        if self.numel() == 0 {
-            return;
-        }
-        let threads = if parallel && self.numel() >= GRAIN {
-            rayon::current_num_threads()
-        } else {
-            1
+        let items = self.items;
+        let tile = |p, ts, ls, nt, nl| {
+            // SAFETY: forwarded to the caller: `stage_tile` reads the tile's inputs and
+            // calls `f` on the tile's runs only (inputs are never written).
+            unsafe { super::transpose::stage_tile(p, ts, ls, (nt, nl), items, &f) }
         };
-        match self.tile_dim {
-            Some(td) => self.run_tiled(td, threads, &|p, ts, ls, nt, nl| {
-                // SAFETY: forwarded to the caller: `stage_tile` reads the tile's inputs
-                // and calls `f` on the tile's runs only (inputs are never written).
-                unsafe { super::transpose::stage_tile(p, ts, ls, (nt, nl), self.items, &f) }
-            }),
-            None => self.run_rows(threads, &f),
-        }
+        // SAFETY: forwarded to the caller.
+        unsafe { self.run_tiles(parallel, &f, tile) }
     }
 
     /// As [`run`](Self::run), but a tiled loop hands each whole cache tile to `tile(ptrs,
