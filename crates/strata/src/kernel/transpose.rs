@@ -1,14 +1,32 @@
-//! Register-blocked tile kernels for same-dtype copies whose input and output disagree on
-//! the fastest dim (transposes, permutes such as NCHW ↔ NHWC).
+//! Cache-tile kernels for loops whose input and output disagree on the fastest dim
+//! (transposes, permutes such as NCHW ↔ NHWC, `a + b.T`).
 //!
-//! The engine hands a copy a cache tile of `rows × len` elements (see
+//! The engine hands a tiled loop one cache tile of `rows × len` elements at a time (see
 //! [`Loop::run_tiles`](super::engine::Loop::run_tiles)): rows run along the dim the input
-//! is contiguous in, `len` along the output's contiguous dim (one cache line of output). A
-//! row-by-row copy reads one element per input cache line per step. Instead, the kernels
-//! here load a small square block (4×4 of 4-byte elements, 2×2 of 8-byte, 8×8 of 2-byte)
-//! as whole input vectors, transpose it in registers and store whole output vectors, so
-//! both sides move in vector-sized pieces; ragged edges go element by element. Other
-//! strides fall back to the scalar row kernel.
+//! is contiguous in, `len` along the output's contiguous dim. A row-by-row copy reads one
+//! element per input cache line per step. Instead, [`copy_tile`] loads a small square
+//! block (4×4 of 4-byte elements, 2×2 of 8-byte, 8×8 of 2-byte) as whole input vectors,
+//! transposes it in registers and stores whole output vectors, so both sides move in
+//! vector-sized pieces; ragged edges go element by element. [`stage_tile`] uses the same
+//! blocks to copy an elementwise op's transposed inputs into compact scratch, then runs
+//! the op's own kernel row by row. Other strides fall back to the row kernel.
+
+/// Calls `row(ptrs, ls, len)` once for each of the tile's `rows` rows.
+fn each_row<const N: usize>(
+    p: [*mut u8; N],
+    ts: [isize; N],
+    ls: [isize; N],
+    (rows, len): (usize, usize),
+    row: impl Fn([*mut u8; N], [isize; N], usize),
+) {
+    for t in 0..rows as isize {
+        row(
+            std::array::from_fn(|k| p[k].wrapping_offset(t * ts[k])),
+            ls,
+            len,
+        );
+    }
+}
 
 /// Copies a `rows × len` tile from `p[1]` to `p[0]` of `item`-byte elements, where row `t`
 /// and column `l` of operand `k` live at byte offset `t·ts[k] + l·ls[k]`. Uses register
@@ -41,12 +59,19 @@ pub(super) unsafe fn copy_tile(
         return;
     }
     let _ = item_s;
-    for t in 0..rows as isize {
-        row(
-            std::array::from_fn(|k| p[k].wrapping_offset(t * ts[k])),
-            ls,
-            len,
-        );
+    each_row(p, ts, ls, (rows, len), row);
+}
+
+/// Copies `m` elements of `item` bytes from `q[1]` to `q[0]` at byte strides `s`.
+///
+/// # Safety
+/// Both runs must be valid (read / write) and disjoint.
+unsafe fn copy_elems(q: [*mut u8; 2], s: [isize; 2], m: usize, item: usize) {
+    for e in 0..m as isize {
+        // SAFETY: forwarded to the caller.
+        unsafe {
+            std::ptr::copy_nonoverlapping(q[1].offset(e * s[1]), q[0].offset(e * s[0]), item)
+        };
     }
 }
 
@@ -76,83 +101,70 @@ pub(super) unsafe fn stage_tile<const N: usize>(
     items: [usize; N],
     row: &impl Fn([*mut u8; N], [isize; N], usize),
 ) {
-    let staged: [bool; N] = std::array::from_fn(|k| {
+    // Inputs worth staging, each given one of two scratch blocks: an op has at most two
+    // inputs that can be (`where`'s bool condition never is, having 1-byte elements); a
+    // third would simply run strided.
+    let mut bufs = [const { Scratch([std::mem::MaybeUninit::uninit(); STAGE_BYTES]) }; 2];
+    let mut free = bufs.iter_mut();
+    let slot: [Option<*mut u8>; N] = std::array::from_fn(|k| {
         let item = items[k] as isize;
-        k > 0
+        let transposed = k > 0
             && cfg!(target_arch = "x86_64")
             && matches!(items[k], 2 | 4 | 8)
             && ts[k] == item
             && ls[k] != item
-            && ls[k] != 0
+            && ls[k] != 0;
+        if transposed && items[k] * len <= STAGE_BYTES {
+            free.next().map(|b| b.0.as_mut_ptr().cast())
+        } else {
+            None
+        }
     });
-    let widest = (0..N).filter(|&k| staged[k]).map(|k| items[k] * len).max();
-    let chunk = match widest {
-        Some(w) if w <= STAGE_BYTES => STAGE_BYTES / w,
-        _ => {
-            for t in 0..rows as isize {
-                row(
-                    std::array::from_fn(|k| p[k].wrapping_offset(t * ts[k])),
-                    ls,
-                    len,
-                );
-            }
-            return;
-        }
+    let Some(widest) = (0..N)
+        .filter(|&k| slot[k].is_some())
+        .map(|k| items[k] * len)
+        .max()
+    else {
+        each_row(p, ts, ls, (rows, len), row);
+        return;
     };
-    let mut bufs: [Scratch; 2] = [
-        Scratch([std::mem::MaybeUninit::uninit(); STAGE_BYTES]),
-        Scratch([std::mem::MaybeUninit::uninit(); STAGE_BYTES]),
-    ];
-    // Scratch block of each staged operand (at most two inputs are ever staged: the
-    // third of a ternary op runs strided).
-    let mut slot: [Option<*mut u8>; N] = [None; N];
-    let mut next = 0;
-    for k in 0..N {
-        if staged[k] && next < bufs.len() {
-            slot[k] = Some(bufs[next].0.as_mut_ptr().cast());
-            next += 1;
-        }
-    }
+    let chunk = STAGE_BYTES / widest;
+    // Staged operands are read from scratch, one compact row of `len` after another.
+    let strides: [isize; N] = std::array::from_fn(|k| match slot[k] {
+        Some(_) => items[k] as isize,
+        None => ls[k],
+    });
+    let row_step: [isize; N] = std::array::from_fn(|k| match slot[k] {
+        Some(_) => (len * items[k]) as isize,
+        None => ts[k],
+    });
     let mut t0 = 0;
     while t0 < rows {
         let n = chunk.min(rows - t0);
-        let base: [*mut u8; N] = std::array::from_fn(|k| p[k].wrapping_offset(t0 as isize * ts[k]));
-        for k in 0..N {
-            if let Some(buf) = slot[k] {
-                let item = items[k] as isize;
-                // SAFETY: the chunk lies inside the tile (caller); the scratch holds
-                // `n · len · item ≤ STAGE_BYTES` bytes; scratch and input are disjoint.
-                unsafe {
-                    copy_tile(
-                        [buf, base[k]],
-                        [len as isize * item, ts[k]],
-                        [item, ls[k]],
-                        (n, len),
-                        items[k],
-                        |q, s, m| {
-                            for e in 0..m as isize {
-                                std::ptr::copy_nonoverlapping(
-                                    q[1].offset(e * s[1]),
-                                    q[0].offset(e * s[0]),
-                                    items[k],
-                                );
-                            }
-                        },
-                    )
-                };
+        let at: [*mut u8; N] = std::array::from_fn(|k| {
+            let src = p[k].wrapping_offset(t0 as isize * ts[k]);
+            match slot[k] {
+                Some(buf) => {
+                    // SAFETY: the chunk lies inside the tile (caller); the scratch holds
+                    // `n · len · item ≤ STAGE_BYTES` bytes; scratch and input are
+                    // disjoint. (`copy_tile` takes its register blocks here: scratch is
+                    // contiguous along the run and the input along the rows.)
+                    unsafe {
+                        copy_tile(
+                            [buf, src],
+                            [row_step[k], ts[k]],
+                            [strides[k], ls[k]],
+                            (n, len),
+                            items[k],
+                            |q, s, m| copy_elems(q, s, m, items[k]),
+                        )
+                    };
+                    buf
+                }
+                None => src,
             }
-        }
-        let strides: [isize; N] = std::array::from_fn(|k| match slot[k] {
-            Some(_) => items[k] as isize,
-            None => ls[k],
         });
-        for t in 0..n as isize {
-            let q: [*mut u8; N] = std::array::from_fn(|k| match slot[k] {
-                Some(buf) => buf.wrapping_offset(t * len as isize * items[k] as isize),
-                None => base[k].wrapping_offset(t * ts[k]),
-            });
-            row(q, strides, len);
-        }
+        each_row(at, row_step, strides, (n, len), row);
         t0 += n;
     }
 }
