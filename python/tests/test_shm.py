@@ -155,9 +155,18 @@ def test_pickle_copies_and_protocol5_goes_out_of_band():
     bufs = []
     u = pickle.loads(pickle.dumps(nc, protocol=5, buffer_callback=bufs.append))
     assert not bufs and u.tolist() == nc.tolist()
-    for odd in (st.tensor(3.5), st.zeros(0, 3), st.ones(2, dtype=st.bfloat16)):
-        u = pickle.loads(pickle.dumps(odd, protocol=5))
-        assert u.shape == odd.shape and u.tolist() == odd.tolist()
+    odd_ones = (
+        st.tensor(3.5),
+        st.zeros(0, 3),
+        st.zeros(3, 0).T,
+        st.ones(2, dtype=st.bfloat16),
+        st.tensor([[True, False, True], [False, False, True]]).T,
+        st.arange(12, dtype=st.int16).view(3, 4)[::-1, 1::2],
+    )
+    for odd in odd_ones:
+        for proto in (4, 5):  # in-band copy, and out-of-band where contiguous
+            u = pickle.loads(pickle.dumps(odd, protocol=proto))
+            assert (u.shape, u.dtype, u.tolist()) == (odd.shape, odd.dtype, odd.tolist())
 
 
 # -- multiprocessing -------------------------------------------------------------------

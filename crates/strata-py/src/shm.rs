@@ -79,13 +79,7 @@ impl PyTensor {
                 )?,
             ));
         }
-        let c = t.contiguous_copy().py()?;
-        let flat = c.view(&[-1]).py()?.view_dtype(DType::U8);
-        let raw: Vec<u8> = match flat {
-            Ok(u) => u.to_vec::<u8>().py()?,
-            // A 0-element tensor (view(-1) then a dtype view of nothing).
-            Err(_) => Vec::new(),
-        };
+        let raw = t.to_row_major_bytes().py()?;
         let buf = if t.is_read_only() {
             PyBytes::new(py, &raw).into_any()
         } else {

@@ -82,6 +82,15 @@ pub(crate) fn tensor_from_bytes(
 }
 
 impl Tensor {
+    /// The elements' bytes in row-major order, native byte order, as a file would hold
+    /// them (bool as 0/1 bytes): a compact copy of any view.
+    ///
+    /// # Errors
+    /// A byte size beyond `usize`, or a conflicting borrow of the storage.
+    pub fn to_row_major_bytes(&self) -> Result<Vec<u8>> {
+        with_row_major_bytes("to_row_major_bytes", self, <[u8]>::to_vec)
+    }
+
     /// A 1-D tensor of `size` elements of `dtype` over the file at `path`, mapped into
     /// memory as `torch.from_file` does: with `shared`, writes reach the file; without,
     /// the mapping is private copy-on-write and the file never changes.
