@@ -45,7 +45,6 @@ __all__ = [
 ]
 
 _STRATEGIES = ("file_descriptor", "file_system")
-_strategy = "file_descriptor"
 
 
 def get_all_sharing_strategies() -> set[str]:
@@ -55,16 +54,14 @@ def get_all_sharing_strategies() -> set[str]:
 
 def get_sharing_strategy() -> str:
     """The current strategy: ``"file_descriptor"`` (default) or ``"file_system"``."""
-    return _strategy
+    return _strata._shm_strategy()
 
 
 def set_sharing_strategy(strategy: str) -> None:
     """Selects how tensors are shared from now on in this process (children started with
     *spawn* start with the default; set it there too). Selecting ``"file_system"`` sweeps
     ``/dev/shm`` of names left by dead processes."""
-    global _strategy
     _strata._shm_set_strategy(strategy)
-    _strategy = strategy
 
 
 def sweep() -> int:
@@ -88,7 +85,7 @@ def _rebuild_name(name: str, record: bytes):
 
 
 def _reduce_tensor(t):
-    if _strategy == "file_system":
+    if _strata._shm_strategy() == "file_system":
         t.share_memory_()
         try:
             name, record = _strata._shm_export_name(t)

@@ -384,8 +384,10 @@ def test_strategy_names():
     assert smp.get_all_sharing_strategies() == {"file_descriptor", "file_system"}
     with pytest.raises(st.StrataValueError):
         smp.set_sharing_strategy("bogus")
+    assert smp.get_sharing_strategy() == "file_descriptor"  # unchanged by the refusal
     smp.set_sharing_strategy("file_system")
     try:
+        assert smp.get_sharing_strategy() == "file_system"
         t = st.arange(3).share_memory_()
         assert st._strata._shm_info(t)[0] == "named"
         u = pickle.loads(mp.reduction.ForkingPickler.dumps(t))

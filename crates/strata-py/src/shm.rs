@@ -158,6 +158,15 @@ pub fn _shm_set_strategy(name: &str) -> PyResult<()> {
     Ok(())
 }
 
+/// The strategy in force (the one place it is kept; `strata.multiprocessing` asks here).
+#[pyfunction]
+pub fn _shm_strategy() -> &'static str {
+    match current_kind() {
+        ShmKind::Memfd => "file_descriptor",
+        ShmKind::Named => "file_system",
+    }
+}
+
 /// An fd (a new one, owned by the caller) and the record to rebuild `t` elsewhere.
 #[pyfunction]
 pub fn _shm_export<'py>(
@@ -229,6 +238,7 @@ pub fn _shm_info(t: &Bound<'_, PyTensor>) -> Option<(&'static str, bool, u64)> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_tensor_from_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(_shm_set_strategy, m)?)?;
+    m.add_function(wrap_pyfunction!(_shm_strategy, m)?)?;
     m.add_function(wrap_pyfunction!(_shm_export, m)?)?;
     m.add_function(wrap_pyfunction!(_shm_import, m)?)?;
     m.add_function(wrap_pyfunction!(_shm_export_name, m)?)?;

@@ -61,36 +61,37 @@ fn parse_entry(obj: &Bound<'_, PyAny>) -> PyResult<Entry> {
         return Ok(Entry::Basic(TensorIndex::Ellipsis));
     }
     if let Ok(s) = obj.cast::<PySlice>() {
-        let get = |name: &str| -> PyResult<Option<i64>> {
+        let py = obj.py();
+        // Python's rule for slice bounds: None or anything with `__index__` (so a bool is
+        // the int it subclasses: `[10, 20][True:]` is `[20]`, as in Python and NumPy).
+        let get = |name: &Bound<'_, PyString>| -> PyResult<Option<i64>> {
             let v = s.getattr(name)?;
             if v.is_none() {
                 return Ok(None);
             }
-            // A bool bound is the int it subclasses (`[10, 20][True:]` is `[20]`), as in
-            // Python and NumPy.
-            if v.is_instance_of::<pyo3::types::PyBool>() {
-                return Ok(Some(i64::from(v.extract::<bool>()?)));
+            if !v.hasattr(intern!(py, "__index__"))? {
+                return Err(err(
+                    ErrorKind::DType,
+                    "index",
+                    format!(
+                        "slice indices must be integers or None or have an __index__ method, got {}",
+                        v.repr()?
+                    ),
+                ));
             }
-            match index_arg(&v) {
-                Ok(x) => Ok(Some(x)),
+            let i = v.call_method0(intern!(py, "__index__"))?;
+            Ok(Some(match i.extract::<i64>() {
+                Ok(x) => x,
                 // A bound beyond int64 is clamped like any Python sequence clamps it (a
                 // magnitude no dim reaches, with room left for the bound arithmetic).
-                Err(e) if v.is_instance_of::<pyo3::types::PyInt>() => {
-                    if v.lt(0).unwrap_or(false) {
-                        Ok(Some(-(i64::MAX / 4)))
-                    } else if v.gt(0).unwrap_or(false) {
-                        Ok(Some(i64::MAX / 4))
-                    } else {
-                        Err(e)
-                    }
-                }
-                Err(e) => Err(e),
-            }
+                Err(_) if i.lt(0)? => -(i64::MAX / 4),
+                Err(_) => i64::MAX / 4,
+            }))
         };
-        let step = get("step")?.unwrap_or(1);
+        let step = get(intern!(py, "step"))?.unwrap_or(1);
         return Ok(Entry::Basic(TensorIndex::slice(
-            get("start")?,
-            get("stop")?,
+            get(intern!(py, "start"))?,
+            get(intern!(py, "stop"))?,
             step,
         )));
     }
