@@ -20,6 +20,7 @@
 //! element count — checked once, when a view is built.
 
 pub mod broadcast;
+pub mod dims;
 pub mod overlap;
 pub mod view;
 
@@ -27,33 +28,24 @@ use smallvec::SmallVec;
 
 use crate::error::{list, Error, Result};
 
-/// Inline storage for shapes (up to 6 dims without a heap allocation).
-pub type Shape = SmallVec<[usize; 6]>;
-/// Inline storage for strides.
-pub type Strides = SmallVec<[isize; 6]>;
+pub use dims::DimVec;
+
+/// A shape (inline up to [`dims::INLINE_DIMS`] dims, without a heap allocation).
+pub type Shape = DimVec<usize>;
+/// Strides, in elements.
+pub type Strides = DimVec<isize>;
 
 /// Shape, strides (elements, signed) and offset (elements) of a view.
-#[derive(Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Layout {
     shape: Shape,
     strides: Strides,
     offset: usize,
 }
 
-// By hand: `SmallVec`'s own `Clone` pushes element by element, while `from_slice` copies
-// the inline buffer in one go. Every view op clones a layout, so this is on the hot path.
-impl Clone for Layout {
-    fn clone(&self) -> Self {
-        Layout {
-            shape: Shape::from_slice(&self.shape),
-            strides: Strides::from_slice(&self.strides),
-            offset: self.offset,
-        }
-    }
-}
-
 /// Wraps a possibly negative dim into `0..ndim` the way PyTorch does (a 0-d tensor accepts
 /// `0` and `-1`).
+#[inline]
 pub fn wrap_dim(op: &'static str, dim: i64, ndim: usize) -> Result<usize> {
     let n = ndim.max(1) as i64;
     if dim < -n || dim >= n {
@@ -200,26 +192,31 @@ impl Layout {
     }
 
     /// Sizes per dim.
+    #[inline]
     pub fn shape(&self) -> &[usize] {
         &self.shape
     }
 
     /// Strides per dim, in elements.
+    #[inline]
     pub fn strides(&self) -> &[isize] {
         &self.strides
     }
 
     /// Offset of element `[0, 0, …]`, in elements.
+    #[inline]
     pub fn offset(&self) -> usize {
         self.offset
     }
 
     /// Number of dims.
+    #[inline]
     pub fn ndim(&self) -> usize {
         self.shape.len()
     }
 
     /// Number of elements (fits in `isize` by L2).
+    #[inline]
     pub fn numel(&self) -> usize {
         self.shape.iter().product()
     }
@@ -350,6 +347,7 @@ impl Layout {
     }
 
     /// Shape and strides as `(size, stride)` pairs.
+    #[inline]
     pub fn dims(&self) -> impl Iterator<Item = (usize, isize)> + '_ {
         self.shape.iter().copied().zip(self.strides.iter().copied())
     }

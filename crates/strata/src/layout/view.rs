@@ -165,7 +165,14 @@ impl Layout {
     /// PyTorch's texts for a bad shape, and [`Error::ViewIncompatible`] when the strides
     /// cannot express the new shape (use `reshape`).
     pub fn view(&self, shape: &[i64]) -> Result<Layout> {
-        let new_shape = infer_size("view", shape, self.numel())?;
+        self.edited(|l| l.view_in(shape))
+    }
+
+    /// [`view`](Self::view) in place.
+    #[inline]
+    pub(crate) fn view_in(&mut self, shape: &[i64]) -> Result<()> {
+        let numel = self.numel();
+        let new_shape = infer_size("view", shape, numel)?;
         let strides = compute_stride(&self.shape, &self.strides, &new_shape).ok_or_else(|| {
             Error::ViewIncompatible {
                 shape: self.shape.to_vec(),
@@ -173,23 +180,53 @@ impl Layout {
                 target: shape.to_vec(),
             }
         })?;
-        Layout::new_op("view", &new_shape, &strides, self.offset)
+        if numel == 0 {
+            *self = Layout::new_op("view", &new_shape, &strides, self.offset)?;
+        } else {
+            // The same elements in the same order: every element index of the view is one
+            // of `self`, so L2 and L3 hold as they did.
+            self.shape = new_shape;
+            self.strides = strides;
+        }
+        Ok(())
     }
 
     /// Swaps two dims.
     pub fn transpose(&self, d0: i64, d1: i64) -> Result<Layout> {
+        self.edited(|l| l.transpose_in(d0, d1))
+    }
+
+    /// A copy of this layout changed by `edit` (one of the `*_in` forms of the view ops).
+    #[inline]
+    fn edited(&self, edit: impl FnOnce(&mut Layout) -> Result<()>) -> Result<Layout> {
+        let mut out = self.clone();
+        edit(&mut out)?;
+        Ok(out)
+    }
+
+    /// [`transpose`](Self::transpose) in place. Each view op with an `_in` form edits a
+    /// copy that is already where the result goes: building a layout and then moving it
+    /// into a tensor costs more than the op (the move reads back, in wide loads, words
+    /// just written one by one, which the CPU cannot forward from its store buffer).
+    #[inline]
+    pub(crate) fn transpose_in(&mut self, d0: i64, d1: i64) -> Result<()> {
         let a = wrap_dim("transpose", d0, self.ndim())?;
         let b = wrap_dim("transpose", d1, self.ndim())?;
-        let mut out = self.clone();
         if self.ndim() > 0 {
-            out.shape.swap(a, b);
-            out.strides.swap(a, b);
+            self.shape.swap(a, b);
+            self.strides.swap(a, b);
         }
-        Ok(out)
+        Ok(())
     }
 
     /// `t()`: transpose of a tensor with at most 2 dims.
     pub fn t(&self) -> Result<Layout> {
+        self.edited(Layout::t_in)
+    }
+
+    /// [`t`](Self::t) in place.
+    #[inline]
+    pub(crate) fn t_in(&mut self) -> Result<()> {
         if self.ndim() > 2 {
             return Err(Error::shape(
                 "t",
@@ -200,13 +237,19 @@ impl Layout {
             ));
         }
         if self.ndim() < 2 {
-            return Ok(self.clone());
+            return Ok(());
         }
-        self.transpose(0, 1)
+        self.transpose_in(0, 1)
     }
 
     /// `mT`: swaps the last two dims.
     pub fn mt(&self) -> Result<Layout> {
+        self.edited(Layout::mt_in)
+    }
+
+    /// [`mt`](Self::mt) in place.
+    #[inline]
+    pub(crate) fn mt_in(&mut self) -> Result<()> {
         if self.ndim() < 2 {
             return Err(Error::shape(
                 "mT",
@@ -216,7 +259,7 @@ impl Layout {
                 ),
             ));
         }
-        self.transpose(-2, -1)
+        self.transpose_in(-2, -1)
     }
 
     /// Reorders the dims: result dim `i` is input dim `dims[i]`.
@@ -294,6 +337,12 @@ impl Layout {
 
     /// `narrow(dim, start, length)`.
     pub fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Layout> {
+        self.edited(|l| l.narrow_in(dim, start, length))
+    }
+
+    /// [`narrow`](Self::narrow) in place.
+    #[inline]
+    pub(crate) fn narrow_in(&mut self, dim: i64, start: i64, length: i64) -> Result<()> {
         if self.ndim() == 0 {
             return Err(Error::shape(
                 "narrow",
@@ -324,11 +373,17 @@ impl Layout {
                 format!("start ({start}) + length ({length}) exceeds dimension size ({size})."),
             ));
         }
-        self.slice(d as i64, Some(start), Some(start + length), 1)
+        self.slice_at(d, Some(start), Some(start + length), 1)
     }
 
     /// `select(dim, index)`: drops `dim`, keeping element `index` of it.
     pub fn select(&self, dim: i64, index: i64) -> Result<Layout> {
+        self.edited(|l| l.select_in(dim, index))
+    }
+
+    /// [`select`](Self::select) in place.
+    #[inline]
+    pub(crate) fn select_in(&mut self, dim: i64, index: i64) -> Result<()> {
         if self.ndim() == 0 {
             return Err(Error::index(
                 "select",
@@ -345,9 +400,8 @@ impl Layout {
                 shape: self.shape.to_vec(),
             });
         }
-        let mut out = self.clone();
-        out.select_at(d, index);
-        Ok(out)
+        self.select_at(d, index);
+        Ok(())
     }
 
     /// [`select`](Self::select) in place on a checked dim `d` and an `index` within
@@ -370,6 +424,18 @@ impl Layout {
         end: Option<i64>,
         step: i64,
     ) -> Result<Layout> {
+        self.edited(|l| l.slice_in(dim, start, end, step))
+    }
+
+    /// [`slice`](Self::slice) in place.
+    #[inline]
+    pub(crate) fn slice_in(
+        &mut self,
+        dim: i64,
+        start: Option<i64>,
+        end: Option<i64>,
+        step: i64,
+    ) -> Result<()> {
         if self.ndim() == 0 {
             return Err(Error::index(
                 "slice",
@@ -377,9 +443,7 @@ impl Layout {
             ));
         }
         let d = wrap_dim("slice", dim, self.ndim())?;
-        let mut out = self.clone();
-        out.slice_at(d, start, end, step)?;
-        Ok(out)
+        self.slice_at(d, start, end, step)
     }
 
     /// [`slice`](Self::slice) in place on a checked dim `d`; on error `self` is unchanged.
@@ -419,7 +483,12 @@ impl Layout {
 
     /// Reverses the listed dims through negative strides (zero-copy).
     pub fn flip(&self, dims: &[i64]) -> Result<Layout> {
-        let mut out = self.clone();
+        self.edited(|l| l.flip_in(dims))
+    }
+
+    /// [`flip`](Self::flip) in place.
+    #[inline]
+    pub(crate) fn flip_in(&mut self, dims: &[i64]) -> Result<()> {
         let mut seen: SmallVec<[bool; 6]> = SmallVec::from_elem(false, self.ndim().max(1));
         for &d in dims {
             let k = wrap_dim("flip", d, self.ndim())?;
@@ -434,11 +503,11 @@ impl Layout {
             }
             let (n, s) = (self.shape[k], self.strides[k]);
             if n > 0 {
-                out.offset = out.shifted((n as isize - 1) * s);
+                self.offset = self.shifted((n as isize - 1) * s);
             }
-            out.strides[k] = -s;
+            self.strides[k] = -s;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// `expand(sizes)`: size-1 dims and new leading dims broadcast with stride 0; `-1`
@@ -545,10 +614,15 @@ impl Layout {
 
     /// Inserts a size-1 dim at `dim` (range `[-ndim-1, ndim]`).
     pub fn unsqueeze(&self, dim: i64) -> Result<Layout> {
+        self.edited(|l| l.unsqueeze_in(dim))
+    }
+
+    /// [`unsqueeze`](Self::unsqueeze) in place.
+    #[inline]
+    pub(crate) fn unsqueeze_in(&mut self, dim: i64) -> Result<()> {
         let d = wrap_insert_dim("unsqueeze", dim, self.ndim())?;
-        let mut out = self.clone();
-        out.unsqueeze_at(d);
-        Ok(out)
+        self.unsqueeze_at(d);
+        Ok(())
     }
 
     /// [`unsqueeze`](Self::unsqueeze) in place at a checked position `d <= ndim`.

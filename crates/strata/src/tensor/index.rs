@@ -149,6 +149,15 @@ macro_rules! s {
 impl Layout {
     /// Applies a basic index (see [`TensorIndex`]) to this layout.
     pub fn index(&self, index: &[TensorIndex]) -> Result<Layout> {
+        let mut out = self.clone();
+        out.index_in(index)?;
+        Ok(out)
+    }
+
+    /// [`index`](Self::index) in place.
+    #[inline]
+    pub(crate) fn index_in(&mut self, index: &[TensorIndex]) -> Result<()> {
+        let ndim = self.ndim();
         let ellipses = index
             .iter()
             .filter(|i| matches!(i, TensorIndex::Ellipsis))
@@ -163,16 +172,16 @@ impl Layout {
             .iter()
             .filter(|i| matches!(i, TensorIndex::Int(_) | TensorIndex::Slice { .. }))
             .count();
-        if consumed > self.ndim() {
+        if consumed > ndim {
             return Err(Error::index(
                 "index",
-                format!("too many indices for tensor of dimension {}", self.ndim()),
+                format!("too many indices for tensor of dimension {ndim}"),
             ));
         }
-        // One copy of the metadata, edited in place entry by entry. `dim` stays below the
-        // current ndim for ints and slices (no more of them than dims, checked above) and
-        // at most at it for new axes.
-        let mut out = self.clone();
+        // The metadata is edited in place entry by entry. `dim` stays below the current
+        // ndim for ints and slices (no more of them than dims, checked above) and at most
+        // at it for new axes.
+        let out = self;
         let mut dim: usize = 0;
         for entry in index {
             match *entry {
@@ -194,16 +203,17 @@ impl Layout {
                     out.unsqueeze_at(dim);
                     dim += 1;
                 }
-                TensorIndex::Ellipsis => dim += self.ndim() - consumed,
+                TensorIndex::Ellipsis => dim += ndim - consumed,
             }
         }
-        Ok(out)
+        Ok(())
     }
 }
 
 impl Tensor {
     /// Basic indexing, always a view: see [`TensorIndex`] and the [`s!`](crate::s) macro.
+    #[inline]
     pub fn index(&self, index: &[TensorIndex]) -> Result<Tensor> {
-        self.with_layout("index", self.layout.index(index)?)
+        self.derive("index", |l| l.index_in(index))
     }
 }

@@ -64,6 +64,15 @@ impl fmt::Debug for Tensor {
     }
 }
 
+/// The error for a view with more than [`MAX_NDIM`] dims.
+#[cold]
+fn too_many_dims(op: &'static str, ndim: usize) -> Error {
+    Error::shape(
+        op,
+        format!("tensors have at most {MAX_NDIM} dims, got {ndim}"),
+    )
+}
+
 impl Tensor {
     /// A tensor over `storage` with `layout`, checking that the view stays inside the
     /// storage (invariant L4).
@@ -76,13 +85,7 @@ impl Tensor {
 
     fn checked(op: &'static str, storage: Storage, layout: Layout, dtype: DType) -> Result<Tensor> {
         if layout.ndim() > MAX_NDIM {
-            return Err(Error::shape(
-                op,
-                format!(
-                    "tensors have at most {MAX_NDIM} dims, got {}",
-                    layout.ndim()
-                ),
-            ));
+            return Err(too_many_dims(op, layout.ndim()));
         }
         let elems = storage.nbytes() / dtype.itemsize();
         if let Some((_, hi)) = layout.index_range() {
@@ -110,42 +113,88 @@ impl Tensor {
         Self::checked(op, self.storage.clone(), layout, self.dtype)
     }
 
+    /// The same storage and dtype with a layout derived from this tensor's by a view op
+    /// of [`Layout`] (not `as_strided`). Those ops only select, reorder, repeat (stride 0)
+    /// or regroup the source's elements, so every element of `layout` is an element of
+    /// `self` and L4 holds without walking the dims again; only the dim limit is checked
+    /// (`unsqueeze` and friends add dims). Debug builds (the test suites) verify the
+    /// subset claim on every call.
+    #[inline]
+    pub(crate) fn derived(&self, op: &'static str, layout: Layout) -> Result<Tensor> {
+        self.derive(op, |l| {
+            *l = layout;
+            Ok(())
+        })
+    }
+
+    /// [`derived`](Self::derived) for the view ops that edit a layout in place: a copy
+    /// of this tensor whose layout `edit` changes where it already lies.
+    #[inline]
+    pub(crate) fn derive(
+        &self,
+        op: &'static str,
+        edit: impl FnOnce(&mut Layout) -> Result<()>,
+    ) -> Result<Tensor> {
+        let mut out = self.clone();
+        edit(&mut out.layout)?;
+        if out.layout.ndim() > MAX_NDIM {
+            return Err(too_many_dims(op, out.layout.ndim()));
+        }
+        #[cfg(debug_assertions)]
+        if let Some((lo, hi)) = out.layout.index_range() {
+            let (slo, shi) = self.layout.index_range().unwrap_or((usize::MAX, 0));
+            assert!(
+                slo <= lo && hi <= shi,
+                "{op}: derived view [{lo}, {hi}] is not inside its source [{slo}, {shi}]"
+            );
+        }
+        Ok(out)
+    }
+
     /// The element type.
+    #[inline]
     pub fn dtype(&self) -> DType {
         self.dtype
     }
 
     /// The device of the storage.
+    #[inline]
     pub fn device(&self) -> Device {
         self.storage.device()
     }
 
     /// The view metadata.
+    #[inline]
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
 
     /// Sizes per dim.
+    #[inline]
     pub fn shape(&self) -> &[usize] {
         self.layout.shape()
     }
 
     /// Strides per dim, in elements (signed).
+    #[inline]
     pub fn strides(&self) -> &[isize] {
         self.layout.strides()
     }
 
     /// Offset of the first element in the storage, in elements.
+    #[inline]
     pub fn offset(&self) -> usize {
         self.layout.offset()
     }
 
     /// Number of dims.
+    #[inline]
     pub fn ndim(&self) -> usize {
         self.layout.ndim()
     }
 
     /// Number of elements.
+    #[inline]
     pub fn numel(&self) -> usize {
         self.layout.numel()
     }
@@ -163,33 +212,39 @@ impl Tensor {
     }
 
     /// The storage this tensor views.
+    #[inline]
     pub fn storage(&self) -> &Storage {
         &self.storage
     }
 
     /// The version counter shared by every view of the storage; every in-place write
     /// bumps it.
+    #[inline]
     pub fn version(&self) -> u64 {
         self.storage.version()
     }
 
     /// PyTorch's `is_contiguous` (see [`Layout::is_contiguous`]).
+    #[inline]
     pub fn is_contiguous(&self) -> bool {
         self.layout.is_contiguous()
     }
 
     /// Column-major contiguity.
+    #[inline]
     pub fn is_f_contiguous(&self) -> bool {
         self.layout.is_f_contiguous()
     }
 
     /// True when the storage refuses writes.
+    #[inline]
     pub fn is_read_only(&self) -> bool {
         self.storage.is_read_only()
     }
 
     /// Address of the first element (`storage ptr + offset·itemsize`), as PyTorch's
     /// `data_ptr()`. Only an address: dereferencing it needs a borrow.
+    #[inline]
     pub fn data_ptr(&self) -> usize {
         self.storage.data_ptr() as usize + self.offset() * self.dtype.itemsize()
     }

@@ -16,16 +16,18 @@ impl Tensor {
     /// assert!(x.view(&[3, 4])?.t()?.view(&[12]).is_err()); // use reshape
     /// # Ok::<(), strata::Error>(())
     /// ```
+    #[inline]
     pub fn view(&self, shape: &[i64]) -> Result<Tensor> {
-        self.with_layout("view", self.layout.view(shape)?)
+        self.derive("view", |l| l.view_in(shape))
     }
 
     /// `reshape(shape)`: a view when [`view`](Self::view) would succeed, else a contiguous
     /// copy.
+    #[inline]
     pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
         let (new_shape, view) = self.layout.reshape_view(shape)?;
         match view {
-            Some(l) => self.with_layout("reshape", l),
+            Some(l) => self.derived("reshape", l),
             None => self
                 .contiguous_copy()?
                 .view(&new_shape.iter().map(|&n| n as i64).collect::<Vec<_>>()),
@@ -33,57 +35,67 @@ impl Tensor {
     }
 
     /// `flatten(start_dim, end_dim)`: merges the dims in between; a view when possible.
+    #[inline]
     pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor> {
         let (shape, view) = self.layout.flatten(start_dim, end_dim)?;
         match view {
-            Some(l) => self.with_layout("flatten", l),
+            Some(l) => self.derived("flatten", l),
             None => self.reshape(&shape.iter().map(|&n| n as i64).collect::<Vec<_>>()),
         }
     }
 
     /// `unflatten(dim, sizes)`: splits one dim into several (always a view).
+    #[inline]
     pub fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<Tensor> {
-        self.with_layout("unflatten", self.layout.unflatten(dim, sizes)?)
+        self.derived("unflatten", self.layout.unflatten(dim, sizes)?)
     }
 
     /// Swaps dims `d0` and `d1`.
+    #[inline]
     pub fn transpose(&self, d0: i64, d1: i64) -> Result<Tensor> {
-        self.with_layout("transpose", self.layout.transpose(d0, d1)?)
+        self.derive("transpose", |l| l.transpose_in(d0, d1))
     }
 
     /// NumPy's name for [`transpose`](Self::transpose).
+    #[inline]
     pub fn swapaxes(&self, d0: i64, d1: i64) -> Result<Tensor> {
         self.transpose(d0, d1)
     }
 
     /// Transpose of a tensor with at most 2 dims.
+    #[inline]
     pub fn t(&self) -> Result<Tensor> {
-        self.with_layout("t", self.layout.t()?)
+        self.derive("t", Layout::t_in)
     }
 
     /// Swaps the last two dims (`mT`).
+    #[inline]
     pub fn mt(&self) -> Result<Tensor> {
-        self.with_layout("mT", self.layout.mt()?)
+        self.derive("mT", Layout::mt_in)
     }
 
     /// Reorders dims: result dim `i` is dim `dims[i]`.
+    #[inline]
     pub fn permute(&self, dims: &[i64]) -> Result<Tensor> {
-        self.with_layout("permute", self.layout.permute(dims)?)
+        self.derived("permute", self.layout.permute(dims)?)
     }
 
     /// Moves dims `src` to positions `dst`.
+    #[inline]
     pub fn movedim(&self, src: &[i64], dst: &[i64]) -> Result<Tensor> {
-        self.with_layout("movedim", self.layout.movedim(src, dst)?)
+        self.derived("movedim", self.layout.movedim(src, dst)?)
     }
 
     /// `length` elements of `dim` from `start`.
+    #[inline]
     pub fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Tensor> {
-        self.with_layout("narrow", self.layout.narrow(dim, start, length)?)
+        self.derive("narrow", |l| l.narrow_in(dim, start, length))
     }
 
     /// Element `index` of `dim`, dropping the dim.
+    #[inline]
     pub fn select(&self, dim: i64, index: i64) -> Result<Tensor> {
-        self.with_layout("select", self.layout.select(dim, index)?)
+        self.derive("select", |l| l.select_in(dim, index))
     }
 
     /// `start:end:step` along `dim`, with Python's rules; negative steps are zero-copy.
@@ -95,6 +107,7 @@ impl Tensor {
     /// assert!(r.same_storage(&x));
     /// # Ok::<(), strata::Error>(())
     /// ```
+    #[inline]
     pub fn slice(
         &self,
         dim: i64,
@@ -102,17 +115,19 @@ impl Tensor {
         end: Option<i64>,
         step: i64,
     ) -> Result<Tensor> {
-        self.with_layout("slice", self.layout.slice(dim, start, end, step)?)
+        self.derive("slice", |l| l.slice_in(dim, start, end, step))
     }
 
     /// Reverses `dims` through negative strides (zero-copy; PyTorch copies).
+    #[inline]
     pub fn flip(&self, dims: &[i64]) -> Result<Tensor> {
-        self.with_layout("flip", self.layout.flip(dims)?)
+        self.derive("flip", |l| l.flip_in(dims))
     }
 
     /// Broadcasts to `sizes` with stride-0 dims (`-1` keeps a size).
+    #[inline]
     pub fn expand(&self, sizes: &[i64]) -> Result<Tensor> {
-        self.with_layout("expand", self.layout.expand(sizes)?)
+        self.derived("expand", self.layout.expand(sizes)?)
     }
 
     /// [`expand`](Self::expand) to `other`'s shape.
@@ -136,18 +151,21 @@ impl Tensor {
     }
 
     /// Removes every size-1 dim.
+    #[inline]
     pub fn squeeze(&self) -> Result<Tensor> {
-        self.with_layout("squeeze", self.layout.squeeze(None)?)
+        self.derived("squeeze", self.layout.squeeze(None)?)
     }
 
     /// Removes the listed dims where they have size 1.
+    #[inline]
     pub fn squeeze_dims(&self, dims: &[i64]) -> Result<Tensor> {
-        self.with_layout("squeeze", self.layout.squeeze(Some(dims))?)
+        self.derived("squeeze", self.layout.squeeze(Some(dims))?)
     }
 
     /// Inserts a size-1 dim at `dim`.
+    #[inline]
     pub fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
-        self.with_layout("unsqueeze", self.layout.unsqueeze(dim)?)
+        self.derive("unsqueeze", |l| l.unsqueeze_in(dim))
     }
 
     /// A view with arbitrary `shape`, `strides` and `offset` (the tensor's own offset when
@@ -165,20 +183,19 @@ impl Tensor {
     }
 
     /// Sliding windows of `size` every `step` along `dim`, as a new last dim.
+    #[inline]
     pub fn unfold(&self, dim: i64, size: usize, step: usize) -> Result<Tensor> {
-        self.with_layout("unfold", self.layout.unfold(dim, size, step)?)
+        self.derived("unfold", self.layout.unfold(dim, size, step)?)
     }
 
     /// The diagonal of dims `dim1`, `dim2` shifted by `offset`, as a new last dim.
+    #[inline]
     pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
-        self.with_layout("diagonal", self.layout.diagonal(offset, dim1, dim2)?)
+        self.derived("diagonal", self.layout.diagonal(offset, dim1, dim2)?)
     }
 
     fn many(&self, op: &'static str, layouts: Vec<Layout>) -> Result<Vec<Tensor>> {
-        layouts
-            .into_iter()
-            .map(|l| self.with_layout(op, l))
-            .collect()
+        layouts.into_iter().map(|l| self.derived(op, l)).collect()
     }
 
     /// Pieces of `split_size` along `dim` (the last may be smaller).
