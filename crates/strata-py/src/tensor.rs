@@ -1,6 +1,7 @@
 //! `strata.Tensor`: the Python face of [`strata::Tensor`] — metadata, views, indexing and
 //! conversions. Engine ops are in `ops.rs`, NumPy exchange in `buffer.rs`.
 
+use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyEllipsis, PyInt, PyList, PySlice, PyString, PyTuple};
@@ -154,8 +155,8 @@ fn parse_entry(obj: &Bound<'_, PyAny>) -> PyResult<Entry> {
 /// The most entries a key may have to take [`fast_key`].
 const FAST_KEY: usize = 8;
 
-/// A key made only of plain ints, slices whose bounds are plain ints (within int64) or
-/// `None`, `None` and `...`, parsed into `buf` without touching the heap: the number of
+/// A key made only of plain ints, slices (bounds `None` or anything with `__index__`,
+/// read by CPython's `PySlice_Unpack`), `None` and `...`, parsed into `buf` without touching the heap: the number of
 /// entries, or `None` when any entry needs [`parse_entry`] (which also owns every error
 /// text, so a fast key can only fail in [`Tensor::index`], as the general path would).
 fn fast_key(key: &Bound<'_, PyAny>, buf: &mut [TensorIndex; FAST_KEY]) -> Option<usize> {
@@ -178,22 +179,26 @@ fn fast_entry(obj: &Bound<'_, PyAny>) -> Option<TensorIndex> {
         return obj.extract::<i64>().ok().map(TensorIndex::Int);
     }
     if let Ok(s) = obj.cast::<PySlice>() {
-        let py = obj.py();
-        // `Some(None)` for `None`, `Some(Some(v))` for a plain int, `None` otherwise.
-        let bound = |name: &Bound<'_, PyString>| -> Option<Option<i64>> {
-            let v = s.getattr(name).ok()?;
-            if v.is_none() {
-                Some(None)
-            } else if v.is_exact_instance_of::<PyInt>() {
-                v.extract::<i64>().ok().map(Some)
-            } else {
-                None
-            }
-        };
-        let start = bound(intern!(py, "start"))?;
-        let stop = bound(intern!(py, "stop"))?;
-        let step = bound(intern!(py, "step"))?.unwrap_or(1);
-        return Some(TensorIndex::slice(start, stop, step));
+        let (mut start, mut stop, mut step): (ffi::Py_ssize_t, ffi::Py_ssize_t, ffi::Py_ssize_t) =
+            (0, 0, 0);
+        // SAFETY: `s` is a live slice object (checked by the cast, and borrowed for the
+        // call, with the thread attached to the interpreter); the out-pointers are locals.
+        // `PySlice_Unpack` is in the limited API (abi3). It reads `None` bounds as the
+        // default for the step's sign (`0` or `isize::MAX` for start, `isize::MAX` or
+        // `isize::MIN` for stop), calls `__index__` on other bounds and clamps them to
+        // `isize` — Python's own slice rule, which `Tensor::index` then clamps to the dim.
+        let rc = unsafe { ffi::PySlice_Unpack(s.as_ptr(), &mut start, &mut stop, &mut step) };
+        if rc < 0 {
+            // A zero step or a bound without `__index__`: the general path raises the
+            // error with its own text.
+            drop(PyErr::take(obj.py()));
+            return None;
+        }
+        return Some(TensorIndex::slice(
+            Some(start as i64),
+            Some(stop as i64),
+            step as i64,
+        ));
     }
     if obj.is_none() {
         return Some(TensorIndex::NewAxis);
