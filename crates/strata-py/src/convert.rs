@@ -54,7 +54,11 @@ pub fn int_args(args: &Bound<'_, PyTuple>) -> PyResult<Ints> {
             return int_list(&first).map(Ints::from_vec);
         }
     }
-    args.iter().map(|a| index_arg(&a)).collect()
+    let mut out = Ints::new();
+    for a in args.iter() {
+        out.push(index_arg(&a)?);
+    }
+    Ok(out)
 }
 
 /// An integer argument (anything with `__index__`).

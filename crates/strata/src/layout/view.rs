@@ -3,14 +3,24 @@
 
 use smallvec::SmallVec;
 
-use super::{checked_numel, contiguous_strides, wrap_dim, wrap_insert_dim, Layout, Shape, Strides};
+use super::{
+    checked_numel, contiguous_strides, wrap_dim, wrap_insert_dim, DimVec, Layout, Shape, Strides,
+};
 use crate::error::{list, Error, Result};
 
 /// PyTorch's `infer_size`: resolves one `-1` in `shape` against `numel`.
 pub fn infer_size(op: &'static str, shape: &[i64], numel: usize) -> Result<Shape> {
+    let mut out = Shape::with_capacity(shape.len());
+    infer_size_into(op, shape, numel, &mut out)?;
+    Ok(out)
+}
+
+/// [`infer_size`] written into `out` (which must be empty), so a view op can build its
+/// new shape where it will stay.
+#[inline]
+fn infer_size_into(op: &'static str, shape: &[i64], numel: usize, out: &mut Shape) -> Result<()> {
     let mut newsize: usize = 1;
     let mut infer: Option<usize> = None;
-    let mut out = Shape::with_capacity(shape.len());
     for (d, &s) in shape.iter().enumerate() {
         if s == -1 {
             if infer.is_some() {
@@ -53,7 +63,7 @@ pub fn infer_size(op: &'static str, shape: &[i64], numel: usize) -> Result<Shape
         }
         out[d] = numel / newsize;
     }
-    Ok(out)
+    Ok(())
 }
 
 /// PyTorch's `computeStride`: strides that let `new_shape` view the same elements as
@@ -64,20 +74,40 @@ pub fn compute_stride(
     old_strides: &[isize],
     new_shape: &[usize],
 ) -> Option<Strides> {
+    let mut out = Strides::new();
+    compute_stride_into(old_shape, old_strides, new_shape, &mut out).then_some(out)
+}
+
+/// [`compute_stride`] written into `new_strides` (any content; it is replaced), so a view
+/// op can build its new strides where they will stay. `false` where `compute_stride`
+/// gives `None`.
+#[inline]
+fn compute_stride_into(
+    old_shape: &[usize],
+    old_strides: &[isize],
+    new_shape: &[usize],
+    new_strides: &mut Strides,
+) -> bool {
     if old_shape.is_empty() {
-        return Some(Strides::from_elem(1, new_shape.len()));
+        *new_strides = Strides::from_elem(1, new_shape.len());
+        return true;
     }
     let numel: usize = old_shape.iter().product();
     if numel == 0 {
-        if old_shape == new_shape {
-            return Some(old_strides.into());
-        }
-        let clamped: Shape = new_shape.iter().map(|&s| s.max(1)).collect();
-        return Some(contiguous_strides(&clamped));
+        *new_strides = if old_shape == new_shape {
+            old_strides.into()
+        } else {
+            let clamped: Shape = new_shape.iter().map(|&s| s.max(1)).collect();
+            contiguous_strides(&clamped)
+        };
+        return true;
     }
-    let mut new_strides = Strides::from_elem(0, new_shape.len());
+    *new_strides = Strides::from_elem(0, new_shape.len());
+    let Some(&last) = old_strides.last() else {
+        return false;
+    };
     let mut view_d = new_shape.len() as isize - 1;
-    let mut chunk_base = *old_strides.last()?;
+    let mut chunk_base = last;
     let mut tensor_numel: usize = 1;
     let mut view_numel: usize = 1;
     for tensor_d in (0..old_shape.len()).rev() {
@@ -87,12 +117,15 @@ pub fn compute_stride(
                 && old_strides[tensor_d - 1] as i128 != tensor_numel as i128 * chunk_base as i128);
         if chunk_ends {
             while view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d as usize] == 1) {
-                new_strides[view_d as usize] = (view_numel as isize).checked_mul(chunk_base)?;
+                let Some(st) = (view_numel as isize).checked_mul(chunk_base) else {
+                    return false;
+                };
+                new_strides[view_d as usize] = st;
                 view_numel *= new_shape[view_d as usize];
                 view_d -= 1;
             }
             if view_numel != tensor_numel {
-                return None;
+                return false;
             }
             if tensor_d > 0 {
                 chunk_base = old_strides[tensor_d - 1];
@@ -101,10 +134,7 @@ pub fn compute_stride(
             }
         }
     }
-    if view_d != -1 {
-        return None;
-    }
-    Some(new_strides)
+    view_d == -1
 }
 
 /// Python's slice normalisation (`PySlice_AdjustIndices`): the first index and the number
@@ -172,22 +202,21 @@ impl Layout {
     #[inline]
     pub(crate) fn view_in(&mut self, shape: &[i64]) -> Result<()> {
         let numel = self.numel();
-        let new_shape = infer_size("view", shape, numel)?;
-        let strides = compute_stride(&self.shape, &self.strides, &new_shape).ok_or_else(|| {
-            Error::ViewIncompatible {
-                shape: self.shape.to_vec(),
-                strides: self.strides.to_vec(),
+        let src = self.clone();
+        self.shape = Shape::with_capacity(shape.len());
+        infer_size_into("view", shape, numel, &mut self.shape)?;
+        if !compute_stride_into(&src.shape, &src.strides, &self.shape, &mut self.strides) {
+            return Err(Error::ViewIncompatible {
+                shape: src.shape.to_vec(),
+                strides: src.strides.to_vec(),
                 target: shape.to_vec(),
-            }
-        })?;
-        if numel == 0 {
-            *self = Layout::new_op("view", &new_shape, &strides, self.offset)?;
-        } else {
-            // The same elements in the same order: every element index of the view is one
-            // of `self`, so L2 and L3 hold as they did.
-            self.shape = new_shape;
-            self.strides = strides;
+            });
         }
+        if numel == 0 {
+            *self = Layout::new_op("view", &self.shape, &self.strides, self.offset)?;
+        }
+        // Otherwise: the same elements in the same order, so every element index of the
+        // view is one of `src` and L2 and L3 hold as they did.
         Ok(())
     }
 
@@ -264,6 +293,12 @@ impl Layout {
 
     /// Reorders the dims: result dim `i` is input dim `dims[i]`.
     pub fn permute(&self, dims: &[i64]) -> Result<Layout> {
+        self.edited(|l| l.permute_in(dims))
+    }
+
+    /// [`permute`](Self::permute) in place.
+    #[inline]
+    pub(crate) fn permute_in(&mut self, dims: &[i64]) -> Result<()> {
         if dims.len() != self.ndim() {
             return Err(Error::shape(
                 "permute",
@@ -274,21 +309,20 @@ impl Layout {
                 ),
             ));
         }
-        let mut seen: SmallVec<[bool; 16]> = SmallVec::from_elem(false, self.ndim());
-        let mut shape = Shape::new();
-        let mut strides = Strides::new();
-        for &d in dims {
-            let d = wrap_dim("permute", d, self.ndim())?;
+        let src = self.clone();
+        let mut seen = DimVec::from_elem(false, src.ndim());
+        for (k, &d) in dims.iter().enumerate() {
+            let d = wrap_dim("permute", d, src.ndim())?;
             if std::mem::replace(&mut seen[d], true) {
                 return Err(Error::shape(
                     "permute",
                     "permute(): duplicate dims are not allowed.",
                 ));
             }
-            shape.push(self.shape[d]);
-            strides.push(self.strides[d]);
+            self.shape[k] = src.shape[d];
+            self.strides[k] = src.strides[d];
         }
-        Ok(self.with(shape, strides, self.offset))
+        Ok(())
     }
 
     /// Moves dims `src` to positions `dst`, keeping the others in order.
@@ -489,7 +523,7 @@ impl Layout {
     /// [`flip`](Self::flip) in place.
     #[inline]
     pub(crate) fn flip_in(&mut self, dims: &[i64]) -> Result<()> {
-        let mut seen: SmallVec<[bool; 6]> = SmallVec::from_elem(false, self.ndim().max(1));
+        let mut seen = DimVec::from_elem(false, self.ndim().max(1));
         for &d in dims {
             let k = wrap_dim("flip", d, self.ndim())?;
             if std::mem::replace(&mut seen[k], true) {
@@ -928,11 +962,27 @@ impl Layout {
     /// The layout for `reshape(shape)` if it can be a view, else `Ok(None)` (a copy is
     /// needed); errors for invalid shapes.
     pub fn reshape_view(&self, shape: &[i64]) -> Result<(Shape, Option<Layout>)> {
-        let new_shape = infer_size("reshape", shape, self.numel())?;
-        checked_numel("reshape", &new_shape)?;
-        let view = compute_stride(&self.shape, &self.strides, &new_shape)
-            .map(|st| self.with(new_shape.clone(), st, self.offset));
-        Ok((new_shape, view))
+        let mut out = self.clone();
+        let viewable = out.reshape_in(shape)?;
+        Ok((out.shape.clone(), viewable.then_some(out)))
+    }
+
+    /// [`reshape_view`](Self::reshape_view) in place: `true` when this layout is now
+    /// the view; `false` when the shape cannot be a view, and then only `shape()` is
+    /// meaningful (the new shape; the strides are not).
+    #[inline]
+    pub(crate) fn reshape_in(&mut self, shape: &[i64]) -> Result<bool> {
+        let numel = self.numel();
+        let src = self.clone();
+        self.shape = Shape::with_capacity(shape.len());
+        infer_size_into("reshape", shape, numel, &mut self.shape)?;
+        checked_numel("reshape", &self.shape)?;
+        Ok(compute_stride_into(
+            &src.shape,
+            &src.strides,
+            &self.shape,
+            &mut self.strides,
+        ))
     }
 }
 

@@ -137,6 +137,14 @@ impl Tensor {
     ) -> Result<Tensor> {
         let mut out = self.clone();
         edit(&mut out.layout)?;
+        self.checked_derived(op, out)
+    }
+
+    /// `out`, a copy of this tensor whose layout a view op derived from this one's:
+    /// checked against the dim limit (and, in debug builds, for the subset claim of
+    /// [`derived`](Self::derived)).
+    #[inline]
+    pub(crate) fn checked_derived(&self, op: &'static str, out: Tensor) -> Result<Tensor> {
         if out.layout.ndim() > MAX_NDIM {
             return Err(too_many_dims(op, out.layout.ndim()));
         }

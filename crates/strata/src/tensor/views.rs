@@ -25,13 +25,12 @@ impl Tensor {
     /// copy.
     #[inline]
     pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
-        let (new_shape, view) = self.layout.reshape_view(shape)?;
-        match view {
-            Some(l) => self.derived("reshape", l),
-            None => self
-                .contiguous_copy()?
-                .view(&new_shape.iter().map(|&n| n as i64).collect::<Vec<_>>()),
+        let mut out = self.clone();
+        if out.layout.reshape_in(shape)? {
+            return self.checked_derived("reshape", out);
         }
+        let new_shape: Vec<i64> = out.shape().iter().map(|&n| n as i64).collect();
+        self.contiguous_copy()?.view(&new_shape)
     }
 
     /// `flatten(start_dim, end_dim)`: merges the dims in between; a view when possible.
@@ -77,7 +76,7 @@ impl Tensor {
     /// Reorders dims: result dim `i` is dim `dims[i]`.
     #[inline]
     pub fn permute(&self, dims: &[i64]) -> Result<Tensor> {
-        self.derived("permute", self.layout.permute(dims)?)
+        self.derive("permute", |l| l.permute_in(dims))
     }
 
     /// Moves dims `src` to positions `dst`.
