@@ -17,7 +17,8 @@
 //! So element `[i0, i1, …]` (each `ik < shape[k]`) sits at the storage element
 //! `offset + Σ ik·strides[k]`, which is in `[min_index, max_index]` and computed without
 //! overflow. [`Tensor`](crate::Tensor) adds **L4**: `max_index` is below the storage's
-//! element count — checked once, when a view is built.
+//! element count — checked when a tensor is built over a storage, kept by construction by
+//! the view ops here (they only select, reorder or repeat a layout's elements).
 
 pub mod broadcast;
 pub mod dims;

@@ -32,8 +32,9 @@ pub const MAX_NDIM: usize = 64;
 ///
 /// Beyond the [`Layout`] invariants L1–L3, a tensor keeps **L4**: when it has elements, its
 /// highest element index is below `storage.nbytes() / dtype.itemsize()`. It is checked in
-/// [`Tensor::from_parts`], which every constructor and view op goes through, so kernels can
-/// trust the metadata.
+/// [`Tensor::from_parts`], which every constructor and `as_strided` go through; every other
+/// view op only selects, reorders or repeats the elements of its source, so it keeps L4 by
+/// construction (debug builds assert it on each call). Kernels can trust the metadata.
 ///
 /// ```
 /// use strata::Tensor;
@@ -278,5 +279,27 @@ impl Tensor {
             (Some((a0, a1)), Some((b0, b1))) => a0 < b1 && b0 < a1,
             _ => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derived_views_keep_the_source_bounds() {
+        let t = Tensor::zeros(&[4, 4], DType::F32).unwrap();
+        let v = t.derived("test", Layout::new(&[2, 2], &[4, 1], 10).unwrap());
+        assert_eq!(v.unwrap().layout().index_range(), Some((10, 15)));
+    }
+
+    /// The debug-build check behind `derived`: a layout reaching outside its source is a
+    /// bug in a view op, caught before it can reach a kernel.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "derived view [0, 16] is not inside its source [0, 15]")]
+    fn derived_outside_the_source_is_caught_in_debug_builds() {
+        let t = Tensor::zeros(&[4, 4], DType::F32).unwrap();
+        let _ = t.derived("test", Layout::new(&[17], &[1], 0).unwrap());
     }
 }
