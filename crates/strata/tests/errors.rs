@@ -1246,3 +1246,26 @@ fn storage_replace_backing_errors() {
     // The data survived every refusal.
     assert_eq!(x.to_vec::<i64>().unwrap(), vec![0, 1, 2, 3]);
 }
+
+/// A view op that adds a dim to a tensor of `MAX_NDIM` (64) dims is refused, whichever
+/// path builds it (an in-place edit, a derived layout, a basic index), not only
+/// `as_strided`.
+#[test]
+fn views_beyond_the_dim_limit() {
+    let t = Tensor::zeros(&[1; 64], DType::F32).unwrap();
+    let msg = |op: &str| format!("{op}: tensors have at most 64 dims, got 65");
+    fails(t.unsqueeze(0), ErrorKind::Shape, &msg("unsqueeze"));
+    fails(t.view(&[1; 65]), ErrorKind::Shape, &msg("view"));
+    fails(t.reshape(&[1; 65]), ErrorKind::Shape, &msg("reshape"));
+    fails(t.unflatten(0, &[1, 1]), ErrorKind::Shape, &msg("unflatten"));
+    fails(
+        t.index(&[TensorIndex::NewAxis]),
+        ErrorKind::Shape,
+        &msg("index"),
+    );
+    fails(t.expand(&[1; 65]), ErrorKind::Shape, &msg("expand"));
+    // At the limit itself every one of them is fine.
+    let s = t.squeeze_dims(&[0]).unwrap();
+    assert_eq!(s.unsqueeze(0).unwrap().ndim(), 64);
+    assert_eq!(s.view(&[1; 64]).unwrap().ndim(), 64);
+}

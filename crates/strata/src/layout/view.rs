@@ -3,9 +3,7 @@
 
 use smallvec::SmallVec;
 
-use super::{
-    checked_numel, contiguous_strides, wrap_dim, wrap_insert_dim, DimVec, Layout, Shape, Strides,
-};
+use super::{contiguous_strides, wrap_dim, wrap_insert_dim, DimVec, Layout, Shape, Strides};
 use crate::error::{list, Error, Result};
 
 /// PyTorch's `infer_size`: resolves one `-1` in `shape` against `numel`.
@@ -201,23 +199,34 @@ impl Layout {
     /// [`view`](Self::view) in place.
     #[inline]
     pub(crate) fn view_in(&mut self, shape: &[i64]) -> Result<()> {
-        let numel = self.numel();
         let src = self.clone();
-        self.shape = Shape::with_capacity(shape.len());
-        infer_size_into("view", shape, numel, &mut self.shape)?;
-        if !compute_stride_into(&src.shape, &src.strides, &self.shape, &mut self.strides) {
+        if !self.reshaped_from(&src, "view", shape)? {
             return Err(Error::ViewIncompatible {
                 shape: src.shape.to_vec(),
                 strides: src.strides.to_vec(),
                 target: shape.to_vec(),
             });
         }
-        if numel == 0 {
-            *self = Layout::new_op("view", &self.shape, &self.strides, self.offset)?;
-        }
-        // Otherwise: the same elements in the same order, so every element index of the
-        // view is one of `src` and L2 and L3 hold as they did.
         Ok(())
+    }
+
+    /// This layout (a copy of `src`) given `shape` (with PyTorch's `-1` inference) and the
+    /// strides that view `src`'s elements in the same order: `true` when they exist;
+    /// `false` when `shape` needs a copy, and then only the new shape is meaningful. A
+    /// view of elements keeps L2 and L3: its element indices are those of `src`.
+    #[inline]
+    fn reshaped_from(&mut self, src: &Layout, op: &'static str, shape: &[i64]) -> Result<bool> {
+        let numel = src.numel();
+        self.shape = Shape::with_capacity(shape.len());
+        infer_size_into(op, shape, numel, &mut self.shape)?;
+        if !compute_stride_into(&src.shape, &src.strides, &self.shape, &mut self.strides) {
+            return Ok(false);
+        }
+        if numel == 0 {
+            // No elements to vouch for the new sizes and strides: check them.
+            *self = Layout::new_op(op, &self.shape, &self.strides, self.offset)?;
+        }
+        Ok(true)
     }
 
     /// Swaps two dims.
@@ -972,17 +981,8 @@ impl Layout {
     /// meaningful (the new shape; the strides are not).
     #[inline]
     pub(crate) fn reshape_in(&mut self, shape: &[i64]) -> Result<bool> {
-        let numel = self.numel();
         let src = self.clone();
-        self.shape = Shape::with_capacity(shape.len());
-        infer_size_into("reshape", shape, numel, &mut self.shape)?;
-        checked_numel("reshape", &self.shape)?;
-        Ok(compute_stride_into(
-            &src.shape,
-            &src.strides,
-            &self.shape,
-            &mut self.strides,
-        ))
+        self.reshaped_from(&src, "reshape", shape)
     }
 }
 

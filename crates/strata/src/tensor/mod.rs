@@ -109,11 +109,6 @@ impl Tensor {
         })
     }
 
-    /// The same storage and dtype with another layout, bounds-checked.
-    pub(crate) fn with_layout(&self, op: &'static str, layout: Layout) -> Result<Tensor> {
-        Self::checked(op, self.storage.clone(), layout, self.dtype)
-    }
-
     /// The same storage and dtype with a layout derived from this tensor's by a view op
     /// of [`Layout`] (not `as_strided`). Those ops only select, reorder, repeat (stride 0)
     /// or regroup the source's elements, so every element of `layout` is an element of
@@ -122,10 +117,12 @@ impl Tensor {
     /// subset claim on every call.
     #[inline]
     pub(crate) fn derived(&self, op: &'static str, layout: Layout) -> Result<Tensor> {
-        self.derive(op, |l| {
-            *l = layout;
-            Ok(())
-        })
+        let out = Tensor {
+            storage: self.storage.clone(),
+            layout,
+            dtype: self.dtype,
+        };
+        self.checked_derived(op, out)
     }
 
     /// [`derived`](Self::derived) for the view ops that edit a layout in place: a copy
@@ -281,6 +278,10 @@ impl Tensor {
         }
     }
 }
+
+// A `Tensor` is moved in and out of `Result`s on every view op: above 128 bytes the
+// compiler moves it with a call to `memcpy` (see `layout::dims`).
+const _: () = assert!(std::mem::size_of::<Tensor>() <= 128);
 
 #[cfg(test)]
 mod tests {

@@ -178,7 +178,7 @@ impl Tensor {
     ) -> Result<Tensor> {
         let offset = offset.unwrap_or(self.offset());
         let layout = Layout::new_op("as_strided", shape, strides, offset)?;
-        self.with_layout("as_strided", layout)
+        Tensor::from_parts(self.storage.clone(), layout, self.dtype)
     }
 
     /// Sliding windows of `size` every `step` along `dim`, as a new last dim.
