@@ -910,14 +910,52 @@ def _outcome(fn):
     ],
 )
 def test_getitem_fast_path_matches_general_path(key):
-    """Plain-int / slice / None / ... keys take an allocation-free path in the bindings;
-    results and errors (type and text) are those of the general path."""
-    t = st.from_numpy(np.arange(20, dtype=np.float32).reshape(4, 5)).T
-    slow = tuple(map(_slow, key)) if isinstance(key, tuple) else _slow(key)
+    """Plain-int / slice / None / ... keys take an allocation-free path in the bindings.
+    A key with a plain int goes the general path once that int is an ``_Idx``: results and
+    errors (type and text) must agree. Slices are read by one function on both paths, so
+    every key is also checked against NumPy: shape, strides, offset and values, or an
+    error of NumPy's builtin type (IndexError, ValueError)."""
+    base = np.arange(20, dtype=np.float32).reshape(4, 5)
+    a = base.T
+    t = st.from_numpy(base).T
     got = _outcome(lambda: t[key])
-    assert got == _outcome(lambda: t[slow])
-    if not isinstance(got[0], type):
-        assert got[3] == np.arange(20, dtype=np.float32).reshape(4, 5).T[key].tolist()
+    entries = key if isinstance(key, tuple) else (key,)
+    if any(type(e) is int for e in entries):
+        slow = tuple(map(_slow, key)) if isinstance(key, tuple) else _slow(key)
+        assert got == _outcome(lambda: t[slow])
+    if isinstance(got[0], type):
+        with pytest.raises(Exception) as np_err:  # noqa: PT011  (whatever NumPy raises)
+            a[key]
+        assert issubclass(got[0], np_err.type), (got, np_err.type)
+        return
+    n = a[key]
+    assert got[0] == np.shape(n)
+    assert got[3] == n.tolist()
+    if not isinstance(n, np.ndarray):  # all-int keys: NumPy gives a scalar copy
+        return
+    # Strides of size-1 dims are a convention (PyTorch's and NumPy's differ); they step
+    # nowhere.
+    mine = [s for s, k in zip(got[1], n.shape) if k > 1]
+    assert mine == [s // 4 for s, k in zip(n.strides, n.shape) if k > 1]
+    if n.size > 0:
+        offset = n.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        assert got[2] * 4 == offset
+
+
+def test_getitem_zero_step_and_raising_index():
+    t = st.arange(12).view(3, 4)
+    for key in (slice(None, None, 0), (0, slice(1, None, _Idx(0))), ([0, 1], slice(None, None, 0))):
+        with pytest.raises(st.StrataError, match="slice step cannot be zero") as e:
+            t[key]
+        assert isinstance(e.value, ValueError)
+
+    class Bad:
+        def __index__(self):
+            raise RuntimeError("no index here")
+
+    for key in (slice(Bad(), None), (slice(None), slice(None, Bad())), ([0], slice(Bad(), None))):
+        with pytest.raises(RuntimeError, match="no index here"):
+            t[key]
 
 
 @pytest.mark.parametrize(

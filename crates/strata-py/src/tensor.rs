@@ -4,7 +4,7 @@
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyAny, PyEllipsis, PyInt, PyList, PySlice, PyString, PyTuple};
+use pyo3::types::{PyAny, PyEllipsis, PyInt, PyList, PySlice, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 use strata::{DType, ErrorKind, Scalar, Tensor, TensorIndex};
 
@@ -62,39 +62,7 @@ fn parse_entry(obj: &Bound<'_, PyAny>) -> PyResult<Entry> {
         return Ok(Entry::Basic(TensorIndex::Ellipsis));
     }
     if let Ok(s) = obj.cast::<PySlice>() {
-        let py = obj.py();
-        // Python's rule for slice bounds: None or anything with `__index__` (so a bool is
-        // the int it subclasses: `[10, 20][True:]` is `[20]`, as in Python and NumPy).
-        let get = |name: &Bound<'_, PyString>| -> PyResult<Option<i64>> {
-            let v = s.getattr(name)?;
-            if v.is_none() {
-                return Ok(None);
-            }
-            if !v.hasattr(intern!(py, "__index__"))? {
-                return Err(err(
-                    ErrorKind::DType,
-                    "index",
-                    format!(
-                        "slice indices must be integers or None or have an __index__ method, got {}",
-                        v.repr()?
-                    ),
-                ));
-            }
-            let i = v.call_method0(intern!(py, "__index__"))?;
-            Ok(Some(match i.extract::<i64>() {
-                Ok(x) => x,
-                // A bound beyond int64 is clamped like any Python sequence clamps it (a
-                // magnitude no dim reaches, with room left for the bound arithmetic).
-                Err(_) if i.lt(0)? => -(i64::MAX / 4),
-                Err(_) => i64::MAX / 4,
-            }))
-        };
-        let step = get(intern!(py, "step"))?.unwrap_or(1);
-        return Ok(Entry::Basic(TensorIndex::slice(
-            get(intern!(py, "start"))?,
-            get(intern!(py, "stop"))?,
-            step,
-        )));
+        return slice_index(s).map(Entry::Basic);
     }
     if obj.is_instance_of::<pyo3::types::PyBool>() {
         return Err(err(
@@ -152,13 +120,61 @@ fn parse_entry(obj: &Bound<'_, PyAny>) -> PyResult<Entry> {
     ))
 }
 
+/// A slice entry of a key, by Python's rule for slice bounds: `None` or anything with
+/// `__index__` (so a bool is the int it subclasses: `[10, 20][True:]` is `[20]`, as in
+/// Python and NumPy), ints beyond `isize` clamped. CPython's `PySlice_Unpack` applies the
+/// rule; it reads a `None` bound as the default for the step's sign (start `0` or
+/// `isize::MAX`, stop `isize::MAX` or `isize::MIN`), which `Tensor::index` clamps to the
+/// dim exactly as it would `None`.
+fn slice_index(s: &Bound<'_, PySlice>) -> PyResult<TensorIndex> {
+    let py = s.py();
+    let (mut start, mut stop, mut step): (ffi::Py_ssize_t, ffi::Py_ssize_t, ffi::Py_ssize_t) =
+        (0, 0, 0);
+    // SAFETY: `s` is a live slice object (checked by the caller's cast, borrowed for the
+    // call, with the thread attached to the interpreter); the out-pointers are locals.
+    let rc = unsafe { ffi::PySlice_Unpack(s.as_ptr(), &mut start, &mut stop, &mut step) };
+    if rc == 0 {
+        return Ok(TensorIndex::slice(
+            Some(start as i64),
+            Some(stop as i64),
+            step as i64,
+        ));
+    }
+    let raised = PyErr::fetch(py);
+    // Our texts for the rule's two errors; anything else (an `__index__` that raised) as
+    // it was raised.
+    for name in [
+        intern!(py, "start"),
+        intern!(py, "stop"),
+        intern!(py, "step"),
+    ] {
+        let v = s.getattr(name)?;
+        if !v.is_none() && !v.hasattr(intern!(py, "__index__"))? {
+            return Err(err(
+                ErrorKind::DType,
+                "index",
+                format!(
+                    "slice indices must be integers or None or have an __index__ method, got {}",
+                    v.repr()?
+                ),
+            ));
+        }
+    }
+    let step = s.getattr(intern!(py, "step"))?;
+    if !step.is_none() && step.call_method0(intern!(py, "__index__"))?.eq(0)? {
+        // `Tensor::index` refuses a zero step, with its text.
+        return Ok(TensorIndex::slice(None, None, 0));
+    }
+    Err(raised)
+}
+
 /// The most entries a key may have to take [`fast_key`].
 const FAST_KEY: usize = 8;
 
-/// A key made only of plain ints, slices (bounds `None` or anything with `__index__`,
-/// read by CPython's `PySlice_Unpack`), `None` and `...`, parsed into `buf` without touching the heap: the number of
-/// entries, or `None` when any entry needs [`parse_entry`] (which also owns every error
-/// text, so a fast key can only fail in [`Tensor::index`], as the general path would).
+/// A key made only of plain ints, slices that [`slice_index`] accepts, `None` and `...`,
+/// parsed into `buf` without touching the heap: the number of entries, or `None` when any
+/// entry needs [`parse_entry`] (which also owns every error text, so a fast key can only
+/// fail in [`Tensor::index`], as the general path would).
 fn fast_key(key: &Bound<'_, PyAny>, buf: &mut [TensorIndex; FAST_KEY]) -> Option<usize> {
     if let Ok(t) = key.cast::<PyTuple>() {
         let n = t.len();
@@ -179,26 +195,8 @@ fn fast_entry(obj: &Bound<'_, PyAny>) -> Option<TensorIndex> {
         return obj.extract::<i64>().ok().map(TensorIndex::Int);
     }
     if let Ok(s) = obj.cast::<PySlice>() {
-        let (mut start, mut stop, mut step): (ffi::Py_ssize_t, ffi::Py_ssize_t, ffi::Py_ssize_t) =
-            (0, 0, 0);
-        // SAFETY: `s` is a live slice object (checked by the cast, and borrowed for the
-        // call, with the thread attached to the interpreter); the out-pointers are locals.
-        // `PySlice_Unpack` is in the limited API (abi3). It reads `None` bounds as the
-        // default for the step's sign (`0` or `isize::MAX` for start, `isize::MAX` or
-        // `isize::MIN` for stop), calls `__index__` on other bounds and clamps them to
-        // `isize` — Python's own slice rule, which `Tensor::index` then clamps to the dim.
-        let rc = unsafe { ffi::PySlice_Unpack(s.as_ptr(), &mut start, &mut stop, &mut step) };
-        if rc < 0 {
-            // A zero step or a bound without `__index__`: the general path raises the
-            // error with its own text.
-            drop(PyErr::take(obj.py()));
-            return None;
-        }
-        return Some(TensorIndex::slice(
-            Some(start as i64),
-            Some(stop as i64),
-            step as i64,
-        ));
+        // Any error is raised again by the general path.
+        return slice_index(s).ok();
     }
     if obj.is_none() {
         return Some(TensorIndex::NewAxis);
