@@ -18,9 +18,10 @@ lint: $(VENV)/.ready
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 # The Python extension crate is a cdylib for CPython; its tests are the pytest suites.
+# rustdoc links each doctest under TMPDIR: keep those binaries on target/'s disk, not /tmp.
 test-rust:
 	$(CARGO) test -p strata --lib --tests --examples
-	$(CARGO) test -p strata --doc
+	mkdir -p target/tmp && TMPDIR=$(abspath target/tmp) $(CARGO) test -p strata --doc
 
 # A virtualenv with the build and test tools (re-made when pyproject.toml changes).
 $(VENV)/.ready: pyproject.toml Makefile

@@ -3,6 +3,7 @@
 
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
 
 use strata::storage::handle::{decode, encode};
 use strata::storage::shm::{kept_fd_count, sweep_stale_names, unlink_pending_names};
@@ -11,6 +12,13 @@ use strata::{s, DType, Storage, Tensor};
 
 fn arange(n: i64) -> Tensor {
     Tensor::arange(0, n, 1, DType::F32).unwrap()
+}
+
+/// The tests here count the process's open fds and its /dev/shm names, which every test
+/// in this binary changes: they run one at a time (cargo runs tests on parallel threads).
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn open_fds() -> usize {
@@ -30,6 +38,7 @@ fn shm_names() -> Vec<String> {
 
 #[test]
 fn share_memory_moves_in_place_and_every_view_follows() {
+    let _serial = serial();
     let x = arange(12).view(&[3, 4]).unwrap();
     let v = x.index(&s![1.., ..;-1]).unwrap();
     assert!(!x.is_shared());
@@ -52,6 +61,7 @@ fn share_memory_moves_in_place_and_every_view_follows() {
 
 #[test]
 fn share_memory_is_refused_while_exported() {
+    let _serial = serial();
     let x = arange(4);
     let pin = x.storage().pin_export();
     let err = x.share_memory_().unwrap_err();
@@ -68,6 +78,7 @@ fn share_memory_is_refused_while_exported() {
 
 #[test]
 fn zero_bytes_read_only_and_direct_creation() {
+    let _serial = serial();
     let e = Tensor::zeros(&[0, 3], DType::F64).unwrap();
     e.share_memory_().unwrap();
     assert!(e.is_shared());
@@ -98,6 +109,7 @@ fn zero_bytes_read_only_and_direct_creation() {
 
 #[test]
 fn handles_over_a_socketpair_keep_views_and_identity() {
+    let _serial = serial();
     let x = arange(24).view(&[2, 3, 4]).unwrap();
     let v = x.index(&s![1, ..;-1, 1..3]).unwrap();
     let (a, b) = UnixStream::pair().unwrap();
@@ -116,6 +128,7 @@ fn handles_over_a_socketpair_keep_views_and_identity() {
 
 #[test]
 fn fd_count_stays_flat_over_many_sends() {
+    let _serial = serial();
     let (a, b) = UnixStream::pair().unwrap();
     let warm = arange(8);
     send_tensor(&a, &warm).unwrap();
@@ -133,6 +146,7 @@ fn fd_count_stays_flat_over_many_sends() {
 
 #[test]
 fn bad_handles_are_errors() {
+    let _serial = serial();
     assert!(decode(b"nope").is_err());
     let x = arange(6);
     let (_fd, rec) = x.to_shm_handle().unwrap();
@@ -179,6 +193,7 @@ fn segment_name(t: &Tensor) -> String {
 
 #[test]
 fn named_segments_are_unlinked_by_receivers_creators_and_sweeps() {
+    let _serial = serial();
     let t = Tensor::zeros_shared(&[4], DType::I64, ShmKind::Named).unwrap();
     let base = segment_name(&t);
     assert!(shm_names().contains(&base));
@@ -221,6 +236,7 @@ fn named_segments_are_unlinked_by_receivers_creators_and_sweeps() {
 /// parent re-executes this test binary with `STRATA_SHM_CHILD` set to a socket path).
 #[test]
 fn child_side() {
+    let _serial = serial();
     let Ok(path) = std::env::var("STRATA_SHM_CHILD") else {
         return;
     };
@@ -239,6 +255,7 @@ fn child_side() {
 
 #[test]
 fn a_child_process_sees_and_writes_the_same_bytes() {
+    let _serial = serial();
     if std::env::var("STRATA_SHM_CHILD").is_ok() {
         return;
     }
