@@ -71,8 +71,8 @@ fn prepare<const M: usize>(
 /// Elements per block of the contiguous kernels below.
 const RUN_BLOCK: usize = 64;
 
-/// `out[k] = f(x[k·DX])` for `n` elements, the output contiguous and the input
-/// contiguous (`DX = 1`) or one broadcast value (`DX = 0`).
+/// `out[k] = f(x[k])` for `n` elements, the output and the input contiguous (unary ops
+/// compute a broadcast input once, so there is no stride-0 form).
 ///
 /// Works in blocks: a block of inputs is read into a local array, mapped, and only then
 /// written, so the compiler vectorises `f` whatever the operands' alignment, and an output
@@ -84,18 +84,12 @@ const RUN_BLOCK: usize = 64;
 /// `o` must be writable and `x` readable for the `n` elements; an input and the output
 /// are disjoint or identical.
 #[inline(always)]
-unsafe fn blocks1<A: Element, O: Element, const DX: usize>(
-    o: *mut u8,
-    x: *const u8,
-    n: usize,
-    f: &impl Fn(A) -> O,
-) {
+unsafe fn blocks1<A: Element, O: Element>(o: *mut u8, x: *const u8, n: usize, f: &impl Fn(A) -> O) {
     let (sa, so) = (size_of::<A>(), size_of::<O>());
     let mut k = 0;
     while k + RUN_BLOCK <= n {
         // SAFETY: elements `k..k + RUN_BLOCK` are inside the run (caller).
-        let xa: [A; RUN_BLOCK] =
-            std::array::from_fn(|i| unsafe { A::load(x.add((k + i) * DX * sa)) });
+        let xa: [A; RUN_BLOCK] = std::array::from_fn(|i| unsafe { A::load(x.add((k + i) * sa)) });
         let r: [O; RUN_BLOCK] = std::array::from_fn(|i| f(xa[i]));
         for (i, v) in r.iter().enumerate() {
             // SAFETY: as above.
@@ -105,7 +99,7 @@ unsafe fn blocks1<A: Element, O: Element, const DX: usize>(
     }
     for k in k..n {
         // SAFETY: element `k` is inside the run (caller).
-        unsafe { f(A::load(x.add(k * DX * sa))).store(o.add(k * so)) };
+        unsafe { f(A::load(x.add(k * sa))).store(o.add(k * so)) };
     }
 }
 
@@ -143,6 +137,86 @@ unsafe fn blocks2<A: Element, B: Element, O: Element, const DX: usize, const DY:
     }
 }
 
+/// Whether this CPU has AVX2 (detected once; always false off x86-64).
+#[inline]
+fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// [`blocks1`], compiled for AVX2 (256-bit vectors where the x86-64
+/// baseline has 128) when `avx2` says the CPU has it: the same code, so the same results.
+///
+/// # Safety
+/// As for [`blocks1`]; `avx2` only when [`has_avx2`].
+#[inline(always)]
+unsafe fn blocks1_on<A: Element, O: Element>(
+    avx2: bool,
+    o: *mut u8,
+    x: *const u8,
+    n: usize,
+    f: &impl Fn(A) -> O,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2 {
+        #[target_feature(enable = "avx2")]
+        unsafe fn on_avx2<A: Element, O: Element>(
+            o: *mut u8,
+            x: *const u8,
+            n: usize,
+            f: &impl Fn(A) -> O,
+        ) {
+            // SAFETY: the contract of `blocks1_on`.
+            unsafe { blocks1::<A, O>(o, x, n, f) }
+        }
+        // SAFETY: the caller's contract; the CPU has AVX2.
+        return unsafe { on_avx2(o, x, n, f) };
+    }
+    let _ = avx2;
+    // SAFETY: the caller's contract.
+    unsafe { blocks1::<A, O>(o, x, n, f) }
+}
+
+/// [`blocks2`], compiled for AVX2 when `avx2` says the CPU has it (as [`blocks1_on`]).
+///
+/// # Safety
+/// As for [`blocks2`]; `avx2` only when [`has_avx2`].
+#[inline(always)]
+unsafe fn blocks2_on<A: Element, B: Element, O: Element, const DX: usize, const DY: usize>(
+    avx2: bool,
+    o: *mut u8,
+    x: *const u8,
+    y: *const u8,
+    n: usize,
+    f: &impl Fn(A, B) -> O,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2 {
+        #[target_feature(enable = "avx2")]
+        unsafe fn on_avx2<A: Element, B: Element, O: Element, const DX: usize, const DY: usize>(
+            o: *mut u8,
+            x: *const u8,
+            y: *const u8,
+            n: usize,
+            f: &impl Fn(A, B) -> O,
+        ) {
+            // SAFETY: the contract of `blocks2_on`.
+            unsafe { blocks2::<A, B, O, DX, DY>(o, x, y, n, f) }
+        }
+        // SAFETY: the caller's contract; the CPU has AVX2.
+        return unsafe { on_avx2::<A, B, O, DX, DY>(o, x, y, n, f) };
+    }
+    let _ = avx2;
+    // SAFETY: the caller's contract.
+    unsafe { blocks2::<A, B, O, DX, DY>(o, x, y, n, f) }
+}
+
 /// `out[i] = f(a[i])`, with `a` broadcast to `out`'s shape.
 pub(crate) fn unary_into<A, O, F>(op: &'static str, out: &Tensor, a: &Tensor, f: F) -> Result<()>
 where
@@ -161,15 +235,17 @@ where
         ],
     );
     let (so, sa) = (size_of::<O>() as isize, size_of::<A>() as isize);
+    let avx2 = has_avx2();
     // SAFETY: the loop's pointers come from layouts inside their storages (L4), borrowed
     // above (exclusive for `out`, shared for `a`); `out` does not overlap itself
     // (`check_write`) and `a` is disjoint from it, identical, or staged (`prepare`); the
-    // inner loop touches exactly `n` elements at the loop's strides.
+    // inner loop touches exactly `n` elements at the loop's strides. `avx2` is what this
+    // CPU has (`has_avx2`).
     unsafe {
         lp.run(true, |p, s, n| {
             let (o, x) = (p[0], p[1] as *const u8);
             if s[0] == so && s[1] == sa {
-                blocks1::<A, O, 1>(o, x, n, &f);
+                blocks1_on::<A, O>(avx2, o, x, n, &f);
             } else if s[1] == 0 {
                 let v = f(A::load(x));
                 for k in 0..n as isize {
@@ -222,16 +298,17 @@ where
         size_of::<A>() as isize,
         size_of::<B>() as isize,
     );
+    let avx2 = has_avx2();
     // SAFETY: as in `unary_into`, for two inputs.
     unsafe {
         lp.run(true, |p, s, n| {
             let (o, x, y) = (p[0], p[1] as *const u8, p[2] as *const u8);
             if s[0] == so && s[1] == sa && s[2] == sb {
-                blocks2::<A, B, O, 1, 1>(o, x, y, n, &f);
+                blocks2_on::<A, B, O, 1, 1>(avx2, o, x, y, n, &f);
             } else if s[0] == so && s[1] == sa && s[2] == 0 {
-                blocks2::<A, B, O, 1, 0>(o, x, y, n, &f);
+                blocks2_on::<A, B, O, 1, 0>(avx2, o, x, y, n, &f);
             } else if s[0] == so && s[1] == 0 && s[2] == sb {
-                blocks2::<A, B, O, 0, 1>(o, x, y, n, &f);
+                blocks2_on::<A, B, O, 0, 1>(avx2, o, x, y, n, &f);
             } else {
                 for k in 0..n as isize {
                     f(A::load(x.offset(k * s[1])), B::load(y.offset(k * s[2])))
@@ -310,6 +387,80 @@ where
 mod tests {
     use super::*;
     use crate::DType;
+    use half::f16;
+
+    /// Runs `blocks2_on` both ways (AVX2 where the CPU has it, and the baseline build) on
+    /// `x`, `y` at the three stride patterns, and checks the outputs agree bit for bit.
+    fn both_ways2<A: Element, B: Element, O: Element>(x: &[A], y: &[B], f: impl Fn(A, B) -> O) {
+        let n = x.len().min(y.len());
+        let run = |avx2: bool| {
+            let mut outs = vec![vec![O::default(); n]; 3];
+            let (xp, yp) = (x.as_ptr() as *const u8, y.as_ptr() as *const u8);
+            // SAFETY: each output holds `n` elements; the inputs hold at least `n` (stride
+            // 1) or one (stride 0); `avx2` only when the CPU has it.
+            unsafe {
+                let o = |k: usize, outs: &mut Vec<Vec<O>>| outs[k].as_mut_ptr() as *mut u8;
+                let (o0, o1, o2) = (o(0, &mut outs), o(1, &mut outs), o(2, &mut outs));
+                blocks2_on::<A, B, O, 1, 1>(avx2, o0, xp, yp, n, &f);
+                blocks2_on::<A, B, O, 1, 0>(avx2, o1, xp, yp, n, &f);
+                blocks2_on::<A, B, O, 0, 1>(avx2, o2, xp, yp, n, &f);
+            }
+            outs
+        };
+        let bits = |v: Vec<Vec<O>>| -> Vec<Vec<u8>> {
+            v.iter()
+                .map(|o| {
+                    // SAFETY: every element type is plain bytes without padding (a bool is
+                    // 0 or 1), so the vector's memory reads as `size_of_val` bytes.
+                    unsafe {
+                        std::slice::from_raw_parts(o.as_ptr() as *const u8, size_of_val(&o[..]))
+                    }
+                    .to_vec()
+                })
+                .collect()
+        };
+        assert_eq!(bits(run(has_avx2())), bits(run(false)));
+    }
+
+    #[test]
+    fn avx2_and_baseline_builds_agree_bit_for_bit() {
+        // Special values and a length that leaves a tail after the 64-element blocks.
+        let mut v: Vec<f32> = (0..203).map(|i| (i as f32 - 101.0) * 0.37).collect();
+        v[3] = f32::NAN;
+        v[70] = f32::INFINITY;
+        v[71] = f32::NEG_INFINITY;
+        v[72] = -0.0;
+        let w: Vec<f32> = v.iter().rev().map(|x| x * 1.5 - 2.0).collect();
+        both_ways2(&v, &w, |a: f32, b: f32| a + b);
+        both_ways2(&v, &w, |a: f32, b: f32| a / b);
+        both_ways2(&v, &w, super::super::binary::maximum_real::<f32>);
+        both_ways2(&v, &w, |a: f32, b: f32| a < b);
+        let h: Vec<f16> = v.iter().map(|&x| f16::from_f32(x)).collect();
+        let g: Vec<f16> = w.iter().map(|&x| f16::from_f32(x)).collect();
+        both_ways2(&h, &g, |a: f16, b: f16| {
+            f16::from_f32(a.to_f32() * b.to_f32())
+        });
+        let i: Vec<i64> = (0..203).map(|k| (k - 100) * 0x1234_5678_9abc).collect();
+        let j: Vec<i64> = i.iter().map(|k| k.rotate_left(17)).collect();
+        both_ways2(&i, &j, |a: i64, b: i64| a.wrapping_mul(b) ^ (a >> 3));
+        both_ways2(&v, &i, |a: f32, b: i64| a as f64 + b as f64);
+        // The unary form.
+        let run = |avx2: bool| {
+            let mut o = vec![0f32; v.len()];
+            // SAFETY: `o` and `v` hold `v.len()` elements; `avx2` only when the CPU has it.
+            unsafe {
+                blocks1_on::<f32, f32>(
+                    avx2,
+                    o.as_mut_ptr() as *mut u8,
+                    v.as_ptr() as *const u8,
+                    v.len(),
+                    &|a: f32| a.sqrt() * a.exp() - a.abs(),
+                )
+            };
+            o.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        };
+        assert_eq!(run(has_avx2()), run(false));
+    }
 
     #[test]
     fn maps_over_any_layout() {
