@@ -841,6 +841,38 @@ def test_dtype_of_indexing_results_and_numpy_dtype_maps():
 # --------------------------------------------------------------------------------------
 
 
+def test_large_kernels_release_the_gil():
+    """While one thread is inside a large kernel, another runs Python code.
+
+    The switch interval is made so long that the GIL only changes hands when a thread
+    gives it up: the main thread, woken by ``started``, can run only if the worker's
+    kernel released the GIL, and it then sees ``in_kernel`` still set.
+    """
+    import sys
+    import threading
+
+    x = st.ones(1 << 24)  # 64 MB: tens of milliseconds per pass
+    started, in_kernel, seen = threading.Event(), [False], []
+
+    def worker():
+        in_kernel[0] = True
+        started.set()
+        x.mul(2.0).sum()
+        in_kernel[0] = False
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(100.0)
+    try:
+        t = threading.Thread(target=worker)
+        t.start()
+        started.wait()
+        seen.append(in_kernel[0])
+        t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert seen == [True]
+
+
 def test_concurrent_inplace_writes_from_threads_are_not_lost():
     import threading
 

@@ -31,6 +31,14 @@ impl Arg {
         }
     }
 
+    /// Elements this operand brings to a kernel (a scalar: one).
+    fn numel(&self) -> usize {
+        match self {
+            Arg::T(t) => t.numel(),
+            Arg::S(_) => 1,
+        }
+    }
+
     fn operand(&self) -> Operand<'_> {
         match self {
             Arg::T(t) => Operand::Tensor(t),
@@ -48,6 +56,26 @@ fn dims_arg(dim: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<i64>> {
     }
 }
 
+/// Elements of work from which a kernel runs with the GIL released. Releasing and taking
+/// it back costs about as much as an elementwise kernel over a few thousand elements, so
+/// smaller ops keep it (NumPy's threshold is 500 elements; it too keeps the GIL below).
+pub(crate) const NOGIL_MIN: usize = 4096;
+
+/// Runs `f`, a kernel over about `work` elements, without the GIL when `work` is at least
+/// [`NOGIL_MIN`]. A kernel holds no GIL-dependent state: its borrows are taken and released
+/// inside `f`, so a thread that waits for one while holding the GIL cannot deadlock.
+pub(crate) fn nogil<T, F>(py: Python<'_>, work: usize, f: F) -> T
+where
+    F: pyo3::marker::Ungil + FnOnce() -> T,
+    T: pyo3::marker::Ungil,
+{
+    if work >= NOGIL_MIN {
+        py.detach(f)
+    } else {
+        f()
+    }
+}
+
 fn wrap(r: strata::Result<Tensor>) -> PyResult<PyTensor> {
     r.py().map(PyTensor::wrap)
 }
@@ -59,7 +87,7 @@ macro_rules! unary {
             $(
                 fn $name(&self, py: Python<'_>) -> PyResult<PyTensor> {
                     let t = self.inner.clone();
-                    wrap(py.detach(move || t.$name()))
+                    wrap(nogil(py, t.numel(), move || t.$name()))
                 }
             )*
         }
@@ -105,7 +133,7 @@ macro_rules! unary_inplace {
             $(
                 fn $name<'py>(slf: PyRef<'py, Self>) -> PyResult<PyRef<'py, Self>> {
                     let t = slf.inner.clone();
-                    slf.py().detach(move || t.$name().map(|_| ())).py()?;
+                    nogil(slf.py(), t.numel(), move || t.$name().map(|_| ())).py()?;
                     Ok(slf)
                 }
             )*
@@ -123,7 +151,7 @@ macro_rules! binary {
                 fn $name(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
                     let a = self.inner.clone();
                     let b = Arg::from_py(other)?;
-                    wrap(py.detach(move || a.$name(b.operand())))
+                    wrap(nogil(py, a.numel().max(b.numel()), move || a.$name(b.operand())))
                 }
             )*
         }
@@ -165,7 +193,7 @@ macro_rules! binary_inplace {
                 fn $name<'py>(slf: PyRef<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
                     let a = slf.inner.clone();
                     let b = Arg::from_py(other)?;
-                    slf.py().detach(move || a.$name(b.operand()).map(|_| ())).py()?;
+                    nogil(slf.py(), a.numel().max(b.numel()), move || a.$name(b.operand()).map(|_| ())).py()?;
                     Ok(slf)
                 }
             )*
@@ -199,8 +227,10 @@ fn reflected(
 ) -> PyResult<PyTensor> {
     let b = this.clone();
     match Arg::from_py(other)? {
-        Arg::S(s) => wrap(py.detach(move || strata::kernel::scalar_lhs(name, s, &b))),
-        Arg::T(a) => wrap(py.detach(move || f(&a, &b))),
+        Arg::S(s) => wrap(nogil(py, b.numel(), move || {
+            strata::kernel::scalar_lhs(name, s, &b)
+        })),
+        Arg::T(a) => wrap(nogil(py, a.numel().max(b.numel()), move || f(&a, &b))),
     }
 }
 
@@ -232,7 +262,9 @@ pub fn _scalar_lhs(
     })?;
     let b = rhs.inner.clone();
     let name = name.to_owned();
-    wrap(py.detach(move || strata::kernel::scalar_lhs(&name, s, &b)))
+    wrap(nogil(py, b.numel(), move || {
+        strata::kernel::scalar_lhs(&name, s, &b)
+    }))
 }
 
 /// `self OP= rhs`.
@@ -244,7 +276,7 @@ fn inplace(
 ) -> PyResult<()> {
     let a = this.clone();
     let b = Arg::from_py(other)?;
-    py.detach(move || f(&a, b.operand())).py()
+    nogil(py, a.numel().max(b.numel()), move || f(&a, b.operand())).py()
 }
 
 // Python operators, each mapped to the named method. (Written out by hand: PyO3's magic
@@ -497,37 +529,37 @@ impl PyTensor {
     fn __rmatmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let a = tensor_arg(other)?;
         let b = self.inner.clone();
-        wrap(py.detach(move || a.matmul(&b)))
+        wrap(nogil(py, a.numel().max(b.numel()), move || a.matmul(&b)))
     }
 
     fn matmul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let (a, b) = (self.inner.clone(), tensor_arg(other)?);
-        wrap(py.detach(move || a.matmul(&b)))
+        wrap(nogil(py, a.numel().max(b.numel()), move || a.matmul(&b)))
     }
 
     fn mm(&self, py: Python<'_>, mat2: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let (a, b) = (self.inner.clone(), tensor_arg(mat2)?);
-        wrap(py.detach(move || a.mm(&b)))
+        wrap(nogil(py, a.numel().max(b.numel()), move || a.mm(&b)))
     }
 
     fn mv(&self, py: Python<'_>, vec: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let (a, b) = (self.inner.clone(), tensor_arg(vec)?);
-        wrap(py.detach(move || a.mv(&b)))
+        wrap(nogil(py, a.numel().max(b.numel()), move || a.mv(&b)))
     }
 
     fn bmm(&self, py: Python<'_>, mat2: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let (a, b) = (self.inner.clone(), tensor_arg(mat2)?);
-        wrap(py.detach(move || a.bmm(&b)))
+        wrap(nogil(py, a.numel().max(b.numel()), move || a.bmm(&b)))
     }
 
     fn dot(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let (a, b) = (self.inner.clone(), tensor_arg(other)?);
-        wrap(py.detach(move || a.dot(&b)))
+        wrap(nogil(py, a.numel().max(b.numel()), move || a.dot(&b)))
     }
 
     fn outer(&self, py: Python<'_>, vec2: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let (a, b) = (self.inner.clone(), tensor_arg(vec2)?);
-        wrap(py.detach(move || a.outer(&b)))
+        wrap(nogil(py, a.numel().max(b.numel()), move || a.outer(&b)))
     }
 
     /// `clamp(min=None, max=None)` with numbers or tensors as bounds.
@@ -541,7 +573,7 @@ impl PyTensor {
         let a = self.inner.clone();
         let lo = min.filter(|m| !m.is_none()).map(Arg::from_py).transpose()?;
         let hi = max.filter(|m| !m.is_none()).map(Arg::from_py).transpose()?;
-        wrap(py.detach(move || {
+        wrap(nogil(py, a.numel(), move || {
             a.clamp_operands(lo.as_ref().map(Arg::operand), hi.as_ref().map(Arg::operand))
         }))
     }
@@ -555,12 +587,11 @@ impl PyTensor {
         let a = slf.inner.clone();
         let lo = min.filter(|m| !m.is_none()).map(Arg::from_py).transpose()?;
         let hi = max.filter(|m| !m.is_none()).map(Arg::from_py).transpose()?;
-        slf.py()
-            .detach(move || {
-                a.clamp_operands_(lo.as_ref().map(Arg::operand), hi.as_ref().map(Arg::operand))
-                    .map(|_| ())
-            })
-            .py()?;
+        nogil(slf.py(), a.numel(), move || {
+            a.clamp_operands_(lo.as_ref().map(Arg::operand), hi.as_ref().map(Arg::operand))
+                .map(|_| ())
+        })
+        .py()?;
         Ok(slf)
     }
 
@@ -574,7 +605,7 @@ impl PyTensor {
         keepdim: bool,
     ) -> PyResult<PyTensor> {
         let (t, d) = (self.inner.clone(), dims_arg(dim)?);
-        wrap(py.detach(move || t.sum(&d, keepdim)))
+        wrap(nogil(py, t.numel(), move || t.sum(&d, keepdim)))
     }
 
     #[pyo3(signature = (dim=None, keepdim=false))]
@@ -585,7 +616,7 @@ impl PyTensor {
         keepdim: bool,
     ) -> PyResult<PyTensor> {
         let (t, d) = (self.inner.clone(), dims_arg(dim)?);
-        wrap(py.detach(move || t.prod(&d, keepdim)))
+        wrap(nogil(py, t.numel(), move || t.prod(&d, keepdim)))
     }
 
     #[pyo3(signature = (dim=None, keepdim=false))]
@@ -596,7 +627,7 @@ impl PyTensor {
         keepdim: bool,
     ) -> PyResult<PyTensor> {
         let (t, d) = (self.inner.clone(), dims_arg(dim)?);
-        wrap(py.detach(move || t.mean(&d, keepdim)))
+        wrap(nogil(py, t.numel(), move || t.mean(&d, keepdim)))
     }
 
     #[pyo3(signature = (dim=None, keepdim=false))]
@@ -607,7 +638,7 @@ impl PyTensor {
         keepdim: bool,
     ) -> PyResult<PyTensor> {
         let (t, d) = (self.inner.clone(), dims_arg(dim)?);
-        wrap(py.detach(move || t.amax(&d, keepdim)))
+        wrap(nogil(py, t.numel(), move || t.amax(&d, keepdim)))
     }
 
     #[pyo3(signature = (dim=None, keepdim=false))]
@@ -618,7 +649,7 @@ impl PyTensor {
         keepdim: bool,
     ) -> PyResult<PyTensor> {
         let (t, d) = (self.inner.clone(), dims_arg(dim)?);
-        wrap(py.detach(move || t.amin(&d, keepdim)))
+        wrap(nogil(py, t.numel(), move || t.amin(&d, keepdim)))
     }
 
     /// `max()` → 0-d; `max(dim, keepdim=False)` → `(values, indices)`; `max(other)` →
@@ -646,13 +677,13 @@ impl PyTensor {
     #[pyo3(signature = (dim=None, keepdim=false))]
     fn argmax(&self, py: Python<'_>, dim: Option<i64>, keepdim: bool) -> PyResult<PyTensor> {
         let t = self.inner.clone();
-        wrap(py.detach(move || t.argmax(dim, keepdim)))
+        wrap(nogil(py, t.numel(), move || t.argmax(dim, keepdim)))
     }
 
     #[pyo3(signature = (dim=None, keepdim=false))]
     fn argmin(&self, py: Python<'_>, dim: Option<i64>, keepdim: bool) -> PyResult<PyTensor> {
         let t = self.inner.clone();
-        wrap(py.detach(move || t.argmin(dim, keepdim)))
+        wrap(nogil(py, t.numel(), move || t.argmin(dim, keepdim)))
     }
 
     #[pyo3(signature = (dim=None, keepdim=false))]
@@ -663,7 +694,7 @@ impl PyTensor {
         keepdim: bool,
     ) -> PyResult<PyTensor> {
         let (t, d) = (self.inner.clone(), dims_arg(dim)?);
-        wrap(py.detach(move || t.all(&d, keepdim)))
+        wrap(nogil(py, t.numel(), move || t.all(&d, keepdim)))
     }
 
     #[pyo3(signature = (dim=None, keepdim=false))]
@@ -674,7 +705,7 @@ impl PyTensor {
         keepdim: bool,
     ) -> PyResult<PyTensor> {
         let (t, d) = (self.inner.clone(), dims_arg(dim)?);
-        wrap(py.detach(move || t.any(&d, keepdim)))
+        wrap(nogil(py, t.numel(), move || t.any(&d, keepdim)))
     }
 
     #[pyo3(signature = (dim=None, *, correction=None, keepdim=false, unbiased=None))]
@@ -688,7 +719,9 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let (t, d) = (self.inner.clone(), dims_arg(dim)?);
         let c = correction.unwrap_or(if unbiased == Some(false) { 0.0 } else { 1.0 });
-        wrap(py.detach(move || t.var_correction(&d, c, keepdim)))
+        wrap(nogil(py, t.numel(), move || {
+            t.var_correction(&d, c, keepdim)
+        }))
     }
 
     #[pyo3(signature = (dim=None, *, correction=None, keepdim=false, unbiased=None))]
@@ -702,7 +735,9 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let (t, d) = (self.inner.clone(), dims_arg(dim)?);
         let c = correction.unwrap_or(if unbiased == Some(false) { 0.0 } else { 1.0 });
-        wrap(py.detach(move || t.std_correction(&d, c, keepdim)))
+        wrap(nogil(py, t.numel(), move || {
+            t.std_correction(&d, c, keepdim)
+        }))
     }
 
     #[pyo3(signature = (dim, keepdim=false))]
@@ -713,17 +748,17 @@ impl PyTensor {
         keepdim: bool,
     ) -> PyResult<PyTensor> {
         let (t, d) = (self.inner.clone(), int_list(dim)?);
-        wrap(py.detach(move || t.logsumexp(&d, keepdim)))
+        wrap(nogil(py, t.numel(), move || t.logsumexp(&d, keepdim)))
     }
 
     fn cumsum(&self, py: Python<'_>, dim: i64) -> PyResult<PyTensor> {
         let t = self.inner.clone();
-        wrap(py.detach(move || t.cumsum(dim)))
+        wrap(nogil(py, t.numel(), move || t.cumsum(dim)))
     }
 
     fn cumprod(&self, py: Python<'_>, dim: i64) -> PyResult<PyTensor> {
         let t = self.inner.clone();
-        wrap(py.detach(move || t.cumprod(dim)))
+        wrap(nogil(py, t.numel(), move || t.cumprod(dim)))
     }
 
     // ----- NumPy exchange -----
@@ -765,7 +800,11 @@ impl PyTensor {
         let t = self.inner.clone();
         match dim {
             None => {
-                let r = py.detach(move || if is_max { t.max() } else { t.min() });
+                let r = nogil(
+                    py,
+                    t.numel(),
+                    move || if is_max { t.max() } else { t.min() },
+                );
                 Ok(Py::new(py, wrap(r)?)?.into_any())
             }
             Some(d) if d.cast::<PyTensor>().is_ok() => {
@@ -778,15 +817,15 @@ impl PyTensor {
             }
             Some(d) => {
                 let dim: i64 = d.extract()?;
-                let (v, i) = py
-                    .detach(move || {
-                        if is_max {
-                            t.max_dim(dim, keepdim)
-                        } else {
-                            t.min_dim(dim, keepdim)
-                        }
-                    })
-                    .py()?;
+                let n = t.numel();
+                let (v, i) = nogil(py, n, move || {
+                    if is_max {
+                        t.max_dim(dim, keepdim)
+                    } else {
+                        t.min_dim(dim, keepdim)
+                    }
+                })
+                .py()?;
                 let tup = PyTuple::new(
                     py,
                     [
@@ -811,7 +850,11 @@ fn where_(
 ) -> PyResult<PyTensor> {
     let c = tensor_arg(condition)?;
     let (a, b) = (Arg::from_py(input)?, Arg::from_py(other)?);
-    wrap(py.detach(move || Tensor::where_cond(&c, a.operand(), b.operand())))
+    wrap(nogil(
+        py,
+        c.numel().max(a.numel()).max(b.numel()),
+        move || Tensor::where_cond(&c, a.operand(), b.operand()),
+    ))
 }
 
 /// `result_type(a, b)`.

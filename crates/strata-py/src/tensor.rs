@@ -620,7 +620,9 @@ impl PyTensor {
 
     fn contiguous(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let t = self.inner.clone();
-        py.detach(move || t.contiguous()).py().map(PyTensor::wrap)
+        crate::ops::nogil(py, t.numel(), move || t.contiguous())
+            .py()
+            .map(PyTensor::wrap)
     }
 
     /// A picture of this view over its storage.
@@ -988,14 +990,17 @@ impl PyTensor {
     fn copy_<'py>(slf: PyRef<'py, Self>, src: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
         let s = tensor_arg(src)?;
         let t = slf.inner.clone();
-        slf.py().detach(move || t.copy_(&s).map(|_| ())).py()?;
+        crate::ops::nogil(slf.py(), s.numel().max(t.numel()), move || {
+            t.copy_(&s).map(|_| ())
+        })
+        .py()?;
         Ok(slf)
     }
 
     /// A copy; `memory_format="preserve"` (default) keeps a dense layout's dim order.
     fn clone(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let t = self.inner.clone();
-        py.detach(move || {
+        crate::ops::nogil(py, t.numel(), move || {
             let out = strata::kernel::plan::empty_for(t.shape(), t.dtype(), &[&t])?;
             out.copy_(&t)?;
             Ok(out)
