@@ -876,7 +876,7 @@ def test_large_kernels_release_the_gil():
 def test_concurrent_inplace_writes_from_threads_are_not_lost():
     import threading
 
-    x = st.zeros(40_000)  # above the parallel grain size (32768)
+    x = st.zeros(300_000)  # above the engine's parallel threshold (2**18 elements)
     small = st.zeros(10, dtype=st.int64)
     errors = []
 

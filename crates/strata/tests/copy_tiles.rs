@@ -73,3 +73,18 @@ dtype_case!(tiles_i32, DType::I32, i32);
 dtype_case!(tiles_f32, DType::F32, f32);
 dtype_case!(tiles_i64, DType::I64, i64);
 dtype_case!(tiles_f64, DType::F64, f64);
+
+/// Above the engine's parallel threshold for copies (`PAR_MIN`, 2^18 elements): the tiles
+/// are split across threads.
+#[test]
+fn tiles_parallel() {
+    let shape = &[600usize, 520][..];
+    let x = source(shape, DType::F32);
+    for (what, v) in views(&x) {
+        check::<f32>(&format!("{shape:?} {what}"), &v);
+    }
+    let x = source(shape, DType::U8);
+    for (what, v) in views(&x) {
+        check::<u8>(&format!("{shape:?} {what}"), &v);
+    }
+}

@@ -1238,6 +1238,25 @@ fn in_place_overlap() {
     let v = x.version();
     x.neg_().unwrap();
     assert!(x.version() > v);
+    // Small contiguous ops take the flat path: an input that is exactly the output, one
+    // element of the output broadcast (staged, so read before any write), and a
+    // one-element input from another storage.
+    let z = Tensor::arange(0, 5, 1, I64).unwrap();
+    z.add_(&z).unwrap();
+    assert_eq!(z.to_vec::<i64>().unwrap(), vec![0, 2, 4, 6, 8]);
+    z.sub_(&z.select(0, 3).unwrap()).unwrap();
+    assert_eq!(z.to_vec::<i64>().unwrap(), vec![-6, -4, -2, 0, 2]);
+    z.mul_(&z.slice(0, Some(4), None, 1).unwrap()).unwrap();
+    assert_eq!(z.to_vec::<i64>().unwrap(), vec![-12, -8, -4, 0, 4]);
+    let one = Tensor::full(&[1, 1], 3i64, I64).unwrap();
+    assert_eq!(z.add(&one).unwrap().shape(), &[1, 5]);
+    assert_eq!(
+        one.sub(&z).unwrap().to_vec::<i64>().unwrap(),
+        vec![15, 11, 7, 3, -1]
+    );
+    let w = Tensor::arange(0, 4, 1, I64).unwrap().view(&[2, 2]).unwrap();
+    w.add_(&one.view(&[1]).unwrap()).unwrap();
+    assert_eq!(w.to_vec::<i64>().unwrap(), vec![3, 4, 5, 6]);
 }
 
 #[test]
@@ -1344,13 +1363,14 @@ fn where_and_clamp_examples() {
 
 #[test]
 fn parallel_matches_serial() {
-    let n = 420 * 500;
-    let a = Tensor::randn(&[420, 500], F32, 7).unwrap();
-    let b = Tensor::randn(&[500, 420], F32, 8).unwrap().t().unwrap();
+    // Above the parallel thresholds of memory-bound (PAR_MIN, 2^18) and math ops.
+    let n = 600 * 500;
+    let a = Tensor::randn(&[600, 500], F32, 7).unwrap();
+    let b = Tensor::randn(&[500, 600], F32, 8).unwrap().t().unwrap();
     let row = Tensor::randn(&[500], F32, 9).unwrap();
     let ints = Tensor::arange(0, n as i64, 1, I32)
         .unwrap()
-        .view(&[420, 500])
+        .view(&[600, 500])
         .unwrap();
     let run = || -> Vec<Vec<u64>> {
         let bits = |x: Tensor| -> Vec<u64> { f64s(&x).iter().map(|v| v.to_bits()).collect() };

@@ -7,7 +7,7 @@
 //! borrows, the version counter, the loop plan and the inner loops (a contiguous and a
 //! stride-0 fast path the compiler vectorises, then the general strided one).
 
-use super::engine::Loop;
+use super::engine::{Loop, GRAIN, PAR_MIN};
 use super::plan::stage_if_overlapping;
 use crate::dtype::Element;
 use crate::error::{list, Error, Result};
@@ -66,6 +66,59 @@ fn prepare<const M: usize>(
         .try_into()
         .map_err(|_| Error::shape(op, "input count"))?;
     Ok((staged, layouts))
+}
+
+/// The flat path's test: `out` contiguous, every input contiguous with `out`'s shape or a
+/// single element (broadcast: flagged `true`), all of the kernel's dtypes, each input in
+/// another storage or exactly `out`'s elements, and fewer than [`GRAIN`] elements. Such an
+/// op is one run, so it skips the loop planner, whose fixed cost is most of a small op's
+/// time (larger ones go through the planner, whose cost is then negligible, and run in
+/// parallel). Returns the element count and the broadcast flags.
+fn flat<const M: usize>(
+    out: &Tensor,
+    out_dtype: crate::DType,
+    inputs: [(&Tensor, crate::DType); M],
+) -> Option<(usize, [bool; M])> {
+    let n = out.numel();
+    if n >= GRAIN || out.dtype() != out_dtype || !out.is_contiguous() {
+        return None;
+    }
+    let mut one = [false; M];
+    for (k, (t, dt)) in inputs.into_iter().enumerate() {
+        if t.dtype() != dt {
+            return None;
+        }
+        if t.shape() != out.shape() || !t.is_contiguous() {
+            if t.numel() != 1 || t.ndim() > out.ndim() {
+                return None;
+            }
+            one[k] = true;
+        }
+        if t.same_storage(out)
+            && (one[k] || t.offset() != out.offset() || dt.itemsize() != out_dtype.itemsize())
+        {
+            return None;
+        }
+    }
+    Some((n, one))
+}
+
+/// Elements from which an elementwise op runs in parallel: transcendental math spends
+/// nanoseconds per element and gains from a second thread from [`GRAIN`]; arithmetic,
+/// comparisons and selections are memory-bound and gain only from [`PAR_MIN`].
+fn par_from(op: &str) -> usize {
+    match op {
+        "exp" | "exp2" | "log" | "log2" | "log1p" | "expm1" | "sin" | "cos" | "tan" | "tanh"
+        | "sigmoid" | "gelu" | "pow" | "atan2" => GRAIN,
+        _ => PAR_MIN,
+    }
+}
+
+/// Pointer to a tensor's element `[0, 0, …]`.
+fn first(t: &Tensor) -> *mut u8 {
+    t.storage()
+        .data_ptr()
+        .wrapping_add(t.offset() * t.dtype().itemsize())
 }
 
 /// Elements per block of the contiguous kernels below.
@@ -224,6 +277,16 @@ where
     O: Element,
     F: Fn(A) -> O + Sync,
 {
+    if let Some((n, [false])) = flat(out, O::DTYPE, [(a, A::DTYPE)]) {
+        out.check_write(op)?;
+        let _g = borrow::acquire(op, &[(out.storage(), true), (a.storage(), false)])?;
+        out.storage().bump_version();
+        // SAFETY: `out` and `a` are contiguous runs of `n` elements of the kernel's dtypes
+        // inside their storages (L4), borrowed above; `a` is disjoint from `out` or exactly
+        // it (`flat`); `has_avx2` says what the CPU has.
+        unsafe { blocks1_on::<A, O>(has_avx2(), first(out), first(a), n, &f) };
+        return Ok(());
+    }
     let ([a], [la]) = prepare(op, out, O::DTYPE, [(a, A::DTYPE)])?;
     let _g = borrow::acquire(op, &[(out.storage(), true), (a.storage(), false)])?;
     out.storage().bump_version();
@@ -242,7 +305,7 @@ where
     // inner loop touches exactly `n` elements at the loop's strides. `avx2` is what this
     // CPU has (`has_avx2`).
     unsafe {
-        lp.run(true, |p, s, n| {
+        lp.run(par_from(op), |p, s, n| {
             let (o, x) = (p[0], p[1] as *const u8);
             if s[0] == so && s[1] == sa {
                 blocks1_on::<A, O>(avx2, o, x, n, &f);
@@ -275,6 +338,31 @@ where
     O: Element,
     F: Fn(A, B) -> O + Sync,
 {
+    if let Some((n, one @ ([false, _] | [_, false]))) =
+        flat(out, O::DTYPE, [(a, A::DTYPE), (b, B::DTYPE)])
+    {
+        out.check_write(op)?;
+        let _g = borrow::acquire(
+            op,
+            &[
+                (out.storage(), true),
+                (a.storage(), false),
+                (b.storage(), false),
+            ],
+        )?;
+        out.storage().bump_version();
+        let (o, x, y, avx2) = (first(out), first(a), first(b), has_avx2());
+        // SAFETY: as in `unary_into`'s flat path, for two inputs, a broadcast one being a
+        // single element read at stride 0.
+        unsafe {
+            match one {
+                [false, false] => blocks2_on::<A, B, O, 1, 1>(avx2, o, x, y, n, &f),
+                [false, true] => blocks2_on::<A, B, O, 1, 0>(avx2, o, x, y, n, &f),
+                _ => blocks2_on::<A, B, O, 0, 1>(avx2, o, x, y, n, &f),
+            }
+        };
+        return Ok(());
+    }
     let ([a, b], [la, lb]) = prepare(op, out, O::DTYPE, [(a, A::DTYPE), (b, B::DTYPE)])?;
     let _g = borrow::acquire(
         op,
@@ -301,7 +389,7 @@ where
     let avx2 = has_avx2();
     // SAFETY: as in `unary_into`, for two inputs.
     unsafe {
-        lp.run(true, |p, s, n| {
+        lp.run(par_from(op), |p, s, n| {
             let (o, x, y) = (p[0], p[1] as *const u8, p[2] as *const u8);
             if s[0] == so && s[1] == sa && s[2] == sb {
                 blocks2_on::<A, B, O, 1, 1>(avx2, o, x, y, n, &f);
@@ -363,7 +451,7 @@ where
     );
     // SAFETY: as in `unary_into`, for three inputs.
     unsafe {
-        lp.run(true, |p, s, n| {
+        lp.run(par_from(op), |p, s, n| {
             let (o, x, y, z) = (
                 p[0],
                 p[1] as *const u8,

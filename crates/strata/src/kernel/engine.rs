@@ -18,8 +18,16 @@ use smallvec::SmallVec;
 
 use crate::layout::Layout;
 
-/// Elements below which an op runs on one thread (PyTorch's grain size).
+/// Elements below which an op runs on one thread (PyTorch's grain size): for kernels that
+/// spend nanoseconds per element (transcendental math, small matmuls).
 pub const GRAIN: usize = 32768;
+
+/// Elements below which a memory-bound kernel (copy, cast, arithmetic, comparison, sum)
+/// runs on one thread. Handing work to rayon's sleeping workers and waiting for them cost
+/// about 25 µs on the 2-core machine of the README's tables, as long as adding two f32
+/// vectors of ~250K elements on one thread; at 64K elements, two threads took 34 µs where
+/// one took 9 (PyTorch's 32768 assumes OpenMP threads that spin).
+pub const PAR_MIN: usize = 1 << 18;
 
 /// Width of a cache tile along the innermost dim, in output bytes (a cache line).
 const TILE_BYTES: usize = 64;
@@ -218,7 +226,7 @@ impl<const N: usize> Loop<N> {
     }
 
     /// Runs `f(ptrs, strides, len)` over every innermost run, in parallel when the loop
-    /// has at least [`GRAIN`] elements and `parallel` is set. In a tiled loop, an input
+    /// has at least `par_from` elements ([`GRAIN`] or [`PAR_MIN`]; `usize::MAX`: never). In a tiled loop, an input
     /// transposed against the output is staged per tile into a compact scratch block
     /// (see [`stage_tile`](super::transpose::stage_tile)), so `f` reads it contiguously.
     ///
@@ -226,7 +234,7 @@ impl<const N: usize> Loop<N> {
     /// The operands' pointers must be valid for every element the loop visits (reads for
     /// inputs, writes for the output), under borrows the caller holds; the output must not
     /// overlap itself; `f` must only access `len` elements at the given strides.
-    pub(crate) unsafe fn run<F>(&self, parallel: bool, f: F)
+    pub(crate) unsafe fn run<F>(&self, par_from: usize, f: F)
     where
         F: Fn([*mut u8; N], [isize; N], usize) + Sync,
     {
@@ -237,7 +245,7 @@ impl<const N: usize> Loop<N> {
             unsafe { super::transpose::stage_tile(p, ts, ls, (nt, nl), items, &f) }
         };
         // SAFETY: forwarded to the caller.
-        unsafe { self.run_tiles(parallel, &f, tile) }
+        unsafe { self.run_tiles(par_from, &f, tile) }
     }
 
     /// As [`run`](Self::run), but a tiled loop hands each whole cache tile to `tile(ptrs,
@@ -248,7 +256,7 @@ impl<const N: usize> Loop<N> {
     /// # Safety
     /// As for [`run`](Self::run); `tile` must only access the `tile_rows × inner_len`
     /// elements at the given strides.
-    pub(crate) unsafe fn run_tiles<F, G>(&self, parallel: bool, f: F, tile: G)
+    pub(crate) unsafe fn run_tiles<F, G>(&self, par_from: usize, f: F, tile: G)
     where
         F: Fn([*mut u8; N], [isize; N], usize) + Sync,
         G: Fn([*mut u8; N], [isize; N], [isize; N], usize, usize) + Sync,
@@ -256,7 +264,7 @@ impl<const N: usize> Loop<N> {
         if self.numel() == 0 {
             return;
         }
-        let threads = if parallel && self.numel() >= GRAIN {
+        let threads = if self.numel() >= par_from {
             rayon::current_num_threads()
         } else {
             1

@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::elementwise::unary_into;
-use super::plan::{empty_for, Operand};
+use super::plan::{output_for, Operand};
 use crate::dtype::{DType, DTypeKind, Element};
 use crate::error::{list, Error, Result};
 use crate::layout::broadcast::broadcast_all;
@@ -97,7 +97,7 @@ impl Target {
         let d = match dest {
             Dest::New => {
                 return Ok(Target {
-                    out: empty_for(shape, dtype, inputs)?,
+                    out: output_for(shape, dtype, inputs)?,
                     copy_to: None,
                 })
             }
@@ -133,7 +133,7 @@ impl Target {
         // destination before computing anything.
         d.check_write(op)?;
         Ok(Target {
-            out: empty_for(shape, dtype, inputs)?,
+            out: output_for(shape, dtype, inputs)?,
             copy_to: Some(d.clone()),
         })
     }
@@ -168,7 +168,7 @@ pub(crate) fn any_elem<T: Element>(
             c = c.narrow(d as i64, 0, 1)?;
         }
     }
-    let mask = empty_for(c.shape(), DType::Bool, &[&c])?;
+    let mask = output_for(c.shape(), DType::Bool, &[&c])?;
     let hit = AtomicBool::new(false);
     unary_into(op, &mask, &c, |x: T| {
         let p = pred(x);

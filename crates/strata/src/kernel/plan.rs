@@ -190,6 +190,35 @@ pub fn output_layout(shape: &[usize], inputs: &[&Layout]) -> Result<Layout> {
 /// A fresh zeroed output of `shape` and `dtype` whose dim order follows `inputs` (given
 /// broadcast to `shape` or not; they are expanded here).
 pub fn empty_for(shape: &[usize], dtype: DType, inputs: &[&Tensor]) -> Result<Tensor> {
+    output_like(shape, dtype, inputs, true)
+}
+
+/// As [`empty_for`], but not zeroed: for a kernel that writes every element of it before
+/// the tensor is returned (invariant S5).
+pub(crate) fn output_for(shape: &[usize], dtype: DType, inputs: &[&Tensor]) -> Result<Tensor> {
+    output_like(shape, dtype, inputs, false)
+}
+
+fn output_like(shape: &[usize], dtype: DType, inputs: &[&Tensor], zeroed: bool) -> Result<Tensor> {
+    let storage = |nbytes| {
+        if zeroed {
+            crate::Storage::zeroed(nbytes)
+        } else {
+            crate::Storage::for_overwrite(nbytes)
+        }
+    };
+    let numel = crate::layout::checked_numel("empty_like", shape)?;
+    let nbytes = numel
+        .checked_mul(dtype.itemsize())
+        .ok_or_else(|| Error::overflow("empty_like", format!("{numel} elements of {dtype}")))?;
+    // Row-major inputs of the result's shape (and scalars) give a row-major result: the
+    // common case, without the dim-order search below.
+    if inputs
+        .iter()
+        .all(|t| t.ndim() == 0 || (t.shape() == shape && t.is_contiguous()))
+    {
+        return Tensor::from_parts(storage(nbytes)?, Layout::contiguous(shape)?, dtype);
+    }
     let target: Vec<i64> = shape.iter().map(|&n| n as i64).collect();
     let mut views = Vec::with_capacity(inputs.len());
     for t in inputs {
@@ -199,11 +228,7 @@ pub fn empty_for(shape: &[usize], dtype: DType, inputs: &[&Tensor]) -> Result<Te
     }
     let refs: Vec<&Layout> = views.iter().collect();
     let layout = output_layout(shape, &refs)?;
-    let numel = crate::layout::checked_numel("empty_like", shape)?;
-    let nbytes = numel
-        .checked_mul(dtype.itemsize())
-        .ok_or_else(|| Error::overflow("empty_like", format!("{numel} elements of {dtype}")))?;
-    Tensor::from_parts(crate::Storage::zeroed(nbytes)?, layout, dtype)
+    Tensor::from_parts(storage(nbytes)?, layout, dtype)
 }
 
 /// `src` itself when reading it while writing `dst` is safe (different memory, or the

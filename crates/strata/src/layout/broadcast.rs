@@ -32,6 +32,11 @@ pub fn broadcast_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<Sh
 
 /// The broadcast shape of all of `shapes`.
 pub fn broadcast_all(op: &'static str, shapes: &[&[usize]]) -> Result<Shape> {
+    if let Some((first, rest)) = shapes.split_first() {
+        if rest.iter().all(|s| s == first) {
+            return Ok(Shape::from(*first));
+        }
+    }
     let mut out = Shape::new();
     for s in shapes {
         out = broadcast_shapes(op, &out, s)?;

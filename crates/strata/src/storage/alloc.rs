@@ -18,10 +18,18 @@ pub trait Allocator: Send + Sync {
     /// Returns `nbytes > 0` zeroed bytes aligned to at least [`ALIGN`].
     fn allocate_zeroed(&self, nbytes: usize) -> Result<NonNull<u8>>;
 
-    /// Frees memory from [`allocate_zeroed`](Self::allocate_zeroed).
+    /// Returns `nbytes > 0` bytes aligned to at least [`ALIGN`] that the caller writes
+    /// whole before anything reads them (a kernel's fresh output), so they need not be
+    /// zeroed. The default zeroes them anyway.
+    fn allocate_for_overwrite(&self, nbytes: usize) -> Result<NonNull<u8>> {
+        self.allocate_zeroed(nbytes)
+    }
+
+    /// Frees memory from [`allocate_zeroed`](Self::allocate_zeroed) or
+    /// [`allocate_for_overwrite`](Self::allocate_for_overwrite).
     ///
     /// # Safety
-    /// `ptr` and `nbytes` must come from one earlier `allocate_zeroed` call on this
+    /// `ptr` and `nbytes` must come from one earlier allocation of `nbytes` on this
     /// allocator, and the memory must not be used afterwards.
     unsafe fn deallocate(&self, ptr: NonNull<u8>, nbytes: usize);
 }
@@ -36,46 +44,71 @@ impl Allocator for CpuAllocator {
     }
 
     fn allocate_zeroed(&self, nbytes: usize) -> Result<NonNull<u8>> {
-        // Asking the global allocator for 64-byte alignment makes it `memset` the block
-        // (posix_memalign + write_bytes), touching every page up front. With the default
-        // 16-byte alignment it uses `calloc`, which hands out fresh zero pages from the OS
-        // untouched for large blocks; the pages then fault in where the kernel first writes
-        // them (in parallel, for parallel kernels). So: over-allocate by ALIGN bytes,
-        // return the first 64-byte boundary past room for one word, and keep the original
-        // pointer in that word for `deallocate`.
-        let layout = calloc_layout(nbytes)?;
-        // SAFETY: the layout has non-zero size.
-        let raw = unsafe { std::alloc::alloc_zeroed(layout) };
-        if raw.is_null() {
-            return Err(Error::Resource {
-                op: "allocate",
-                msg: format!("out of memory allocating {nbytes} bytes"),
-            });
-        }
-        let addr = raw as usize;
-        advise_huge_pages(raw, layout.size());
-        let aligned = (addr + STASH).next_multiple_of(ALIGN);
-        // `raw` is 16-aligned, so `aligned - addr` is 16, 32, 48 or 64: the block ends at or
-        // after `aligned + nbytes`, and the stash word lies inside it, before `aligned`.
-        let ptr = raw.wrapping_add(aligned - addr);
-        // SAFETY: `ptr - STASH .. ptr` lies inside the fresh block (see above); it is
-        // 8-aligned because `ptr` is 64-aligned.
-        unsafe { ptr.sub(STASH).cast::<usize>().write(addr) };
-        NonNull::new(ptr).ok_or_else(|| Error::Resource {
-            op: "allocate",
-            msg: format!("out of memory allocating {nbytes} bytes"),
-        })
+        cpu_allocate(nbytes, true)
+    }
+
+    /// Plain `malloc`: a block reused from the heap is not cleared (for outputs of up to
+    /// glibc's mmap threshold, 32 MiB once raised, that `memset` was a fifth of an add).
+    fn allocate_for_overwrite(&self, nbytes: usize) -> Result<NonNull<u8>> {
+        cpu_allocate(nbytes, false)
     }
 
     unsafe fn deallocate(&self, ptr: NonNull<u8>, nbytes: usize) {
-        // SAFETY: `ptr` came from `allocate_zeroed(nbytes)` (caller's contract), which stored
-        // the block's start in the word before it.
+        // SAFETY: `ptr` came from `cpu_allocate(nbytes, _)` (caller's contract), which
+        // stored the block's start in the word before it.
         let raw = unsafe { ptr.as_ptr().sub(STASH).cast::<usize>().read() } as *mut u8;
-        // The same layout as in `allocate_zeroed`, which succeeded for this `nbytes`.
+        // The same layout as in `cpu_allocate`, which succeeded for this `nbytes`.
         let layout = calloc_layout(nbytes).unwrap_or_else(|_| AllocLayout::new::<u8>());
-        // SAFETY: `raw` and `layout` are exactly those of the `alloc_zeroed` call.
+        // SAFETY: `raw` and `layout` are exactly those of the allocation.
         unsafe { std::alloc::dealloc(raw, layout) };
     }
+}
+
+/// The CPU allocator's block for `nbytes`, zeroed or not.
+fn cpu_allocate(nbytes: usize, zeroed: bool) -> Result<NonNull<u8>> {
+    // Asking the global allocator for 64-byte alignment makes it `memset` the block
+    // (posix_memalign + write_bytes), touching every page up front. With the default
+    // 16-byte alignment it uses `calloc`, which hands out fresh zero pages from the OS
+    // untouched for large blocks; the pages then fault in where the kernel first writes
+    // them (in parallel, for parallel kernels). So: over-allocate by ALIGN bytes,
+    // return the first 64-byte boundary past room for one word, and keep the original
+    // pointer in that word for `deallocate`.
+    let layout = calloc_layout(nbytes)?;
+    // SAFETY: the layout has non-zero size.
+    let raw = unsafe {
+        if zeroed {
+            std::alloc::alloc_zeroed(layout)
+        } else {
+            std::alloc::alloc(layout)
+        }
+    };
+    if raw.is_null() {
+        return Err(Error::Resource {
+            op: "allocate",
+            msg: format!("out of memory allocating {nbytes} bytes"),
+        });
+    }
+    let addr = raw as usize;
+    advise_huge_pages(raw, layout.size());
+    let aligned = (addr + STASH).next_multiple_of(ALIGN);
+    // `raw` is 16-aligned, so `aligned - addr` is 16, 32, 48 or 64: the block ends at or
+    // after `aligned + nbytes`, and the stash word lies inside it, before `aligned`.
+    let ptr = raw.wrapping_add(aligned - addr);
+    // SAFETY: `ptr - STASH .. ptr` lies inside the fresh block (see above); it is
+    // 8-aligned because `ptr` is 64-aligned.
+    unsafe { ptr.sub(STASH).cast::<usize>().write(addr) };
+    // Debug builds (every test suite) poison a block meant for overwriting, so a kernel
+    // that left an element unwritten shows garbage (0xA5 bytes: a large negative integer,
+    // a float around -2.9e-16, `true`) instead of a zero that might pass.
+    #[cfg(debug_assertions)]
+    if !zeroed {
+        // SAFETY: `ptr .. ptr + nbytes` lies inside the fresh block.
+        unsafe { ptr.write_bytes(0xA5, nbytes) };
+    }
+    NonNull::new(ptr).ok_or_else(|| Error::Resource {
+        op: "allocate",
+        msg: format!("out of memory allocating {nbytes} bytes"),
+    })
 }
 
 /// Blocks at least this large are backed by transparent huge pages where the kernel

@@ -17,8 +17,10 @@
 //! - **S4** (*no data races*): element reads happen only under a shared or exclusive
 //!   borrow and writes only under an exclusive one, and the borrow never lets a shared and
 //!   an exclusive borrow coexist.
-//! - **S5** (*initialised*): every byte is initialised: CPU allocations are zeroed, and
-//!   foreign owners promise initialised memory when they are wrapped.
+//! - **S5** (*initialised*): every byte is initialised before any view can read it: CPU
+//!   allocations are zeroed, except a kernel's fresh output, which the kernel writes
+//!   whole before the tensor is returned; foreign owners promise initialised memory when
+//!   they are wrapped.
 
 mod alloc;
 pub mod borrow;
@@ -103,10 +105,24 @@ unsafe impl Sync for Backing {}
 impl Backing {
     /// Allocates `nbytes` zeroed bytes from `allocator`.
     pub fn allocate(allocator: Arc<dyn Allocator>, nbytes: usize) -> Result<Backing> {
+        Self::allocate_with(allocator, nbytes, true)
+    }
+
+    /// Allocates `nbytes` from `allocator`, zeroed or left for the caller to overwrite
+    /// whole before anything reads them (see invariant S5).
+    pub(crate) fn allocate_with(
+        allocator: Arc<dyn Allocator>,
+        nbytes: usize,
+        zeroed: bool,
+    ) -> Result<Backing> {
         if nbytes == 0 {
             return Ok(Backing::empty());
         }
-        let ptr = allocator.allocate_zeroed(nbytes)?;
+        let ptr = if zeroed {
+            allocator.allocate_zeroed(nbytes)?
+        } else {
+            allocator.allocate_for_overwrite(nbytes)?
+        };
         Ok(Backing {
             ptr,
             nbytes,
@@ -216,6 +232,16 @@ impl Storage {
     /// `nbytes` zeroed bytes from `allocator`.
     pub fn zeroed_in(allocator: Arc<dyn Allocator>, nbytes: usize) -> Result<Storage> {
         Ok(Self::from_backing(Backing::allocate(allocator, nbytes)?))
+    }
+
+    /// `nbytes` of CPU memory for a kernel's fresh output, which the kernel writes whole
+    /// before the storage is seen by anyone (the exception S5 allows): not zeroed.
+    pub(crate) fn for_overwrite(nbytes: usize) -> Result<Storage> {
+        Ok(Self::from_backing(Backing::allocate_with(
+            Arc::new(CpuAllocator),
+            nbytes,
+            false,
+        )?))
     }
 
     /// Wraps foreign memory, keeping `owner` alive until the last view is gone.

@@ -149,7 +149,7 @@ impl Tensor {
             // SAFETY: the loop covers this view, inside its storage (L4), which is writable
             // (checked), exclusively borrowed (S4) and free of self-overlap (checked).
             unsafe {
-                lp.run(true, |p, s, n| {
+                lp.run(crate::kernel::engine::PAR_MIN, |p, s, n| {
                     let o = p[0];
                     if s[0] == size_of::<T>() as isize {
                         for k in 0..n {
@@ -184,7 +184,8 @@ impl Tensor {
 
     /// A compact row-major copy in fresh storage (always copies).
     pub fn contiguous_copy(&self) -> Result<Tensor> {
-        let out = Tensor::zeros(self.shape(), self.dtype)?;
+        // Not zeroed: `copy_` writes every element before `out` is returned (S5).
+        let out = crate::kernel::plan::output_for(self.shape(), self.dtype, &[])?;
         out.copy_(self)?;
         Ok(out)
     }
@@ -203,7 +204,8 @@ impl Tensor {
         if dtype == self.dtype {
             return Ok(self.clone());
         }
-        let out = Tensor::zeros(self.shape(), dtype)?;
+        // Not zeroed: `copy_` writes every element before `out` is returned (S5).
+        let out = crate::kernel::plan::output_for(self.shape(), dtype, &[])?;
         out.copy_(self)?;
         Ok(out)
     }

@@ -14,7 +14,7 @@ use smallvec::SmallVec;
 use super::geom::{count, in_bytes, out_bytes, sizes, Dim, Geom, Odometer};
 use super::ops::ReduceOp;
 use crate::dtype::Element;
-use crate::kernel::engine::GRAIN;
+use crate::kernel::engine::PAR_MIN;
 
 /// Accumulators of the multi-accumulator inner loop.
 pub(super) const LANES: usize = 16;
@@ -24,7 +24,7 @@ const LEAF: usize = 256;
 /// The same for order-insensitive ops (leaves only bound the task size).
 const LEAF_EXACT: usize = 1 << 15;
 /// Elements of a subtree below which it is not split into rayon tasks.
-pub(super) const PAR_MIN: usize = 1 << 16;
+pub(super) const SPLIT_MIN: usize = 1 << 16;
 
 /// Raw base pointers of a reduction.
 #[derive(Debug, Clone, Copy)]
@@ -79,7 +79,7 @@ impl KeptStrides {
 /// elements must be distinct (a fresh contiguous tensor). `n` is only passed to `finish`.
 pub(crate) unsafe fn fold<O: ReduceOp>(op: &O, g: &Geom, p: Ptrs, n: usize, parallel: bool) {
     let total = count(&g.kept).saturating_mul(count(&g.red));
-    let par = parallel && rayon::current_num_threads() > 1 && total >= GRAIN;
+    let par = parallel && rayon::current_num_threads() > 1 && total >= PAR_MIN;
     // SAFETY: forwarded from the caller.
     unsafe {
         if g.horizontal() {
@@ -200,7 +200,7 @@ impl Runs {
         let mid = lo + (hi - lo) / 2;
         let ptr = Shared(base);
         // SAFETY: both halves address runs of this output.
-        let (a, b) = if par && (hi - lo) * self.n >= PAR_MIN {
+        let (a, b) = if par && (hi - lo) * self.n >= SPLIT_MIN {
             rayon::join(
                 // SAFETY: `[lo, mid)` is a part of this output's runs (caller contract).
                 || unsafe { self.tree(op, ptr.get(), lo, mid, leaf_runs, aux, true) },
@@ -292,7 +292,7 @@ pub(super) unsafe fn run_lanes<O: ReduceOp>(
     let q = Shared(p.wrapping_offset(h as isize * s));
     let ptr = Shared(p);
     // SAFETY: `[0, h)` and `[h, n)` are parts of the run.
-    let (mut a, b) = if par && n >= PAR_MIN {
+    let (mut a, b) = if par && n >= SPLIT_MIN {
         rayon::join(
             // SAFETY: `[0, h)` is a part of the run (caller contract).
             || unsafe { run_lanes(op, ptr.get(), h, s, aux, true) },

@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 
 use super::geom::{count, in_bytes, sizes, Geom, Odometer};
 use super::ops::ReduceOp;
-use super::run::{fold_lanes, run_lanes, KeptStrides, Ptrs, SendPtr, Shared, LANES, PAR_MIN};
+use super::run::{fold_lanes, run_lanes, KeptStrides, Ptrs, SendPtr, Shared, LANES, SPLIT_MIN};
 use crate::dtype::Element;
 
 /// Rows per leaf of a vertical fold for pairwise ops.
@@ -353,7 +353,7 @@ impl Rows {
             return;
         }
         let mid = lo + (hi - lo) / 2;
-        if par && (hi - lo) * len >= PAR_MIN {
+        if par && (hi - lo) * len >= SPLIT_MIN {
             let mut right = vec![op.identity(); len];
             let mut scratch2 = vec![op.identity(); scratch.len()];
             // SAFETY: both halves are rows of this block.
