@@ -99,6 +99,12 @@ def run() -> None:
     case("(8192,1) + (1,8192)", lambda: tc + tr, lambda: c + r, big, 3)
     case("sum(0) of 8192²", lambda: ta.sum(0), lambda: a.sum(0), big, 3)
     case("sum(1) of 8192²", lambda: ta.sum(1), lambda: a.sum(1), big, 3)
+    for k in (16, 20):  # 64K and 1M elements: fixed costs, allocation, thread hand-off
+        u, v = f32(1 << k), f32(1 << k, seed=5)
+        tu, tv = st.from_numpy(u), st.from_numpy(v)
+        label = f"{1 << (k - 10)}K"
+        case(f"a + b ({label} f32)", lambda: tu + tv, lambda: u + v, u.nbytes, 9)
+        case(f"a.sum() ({label} f32)", lambda: tu.sum(), lambda: u.sum(), u.nbytes, 9)
     p = f32(1 << 20, 2)
     tp = st.from_numpy(p)
     case("(1M,2).sum(-1)", lambda: tp.sum(-1), lambda: p.sum(-1), p.nbytes)
@@ -147,18 +153,26 @@ PER_CALL = (
 
 
 def per_call(number: int = 200_000, repeat: int = 7) -> None:
-    """ns per call of view ops from Python, strata and NumPy alternating, best of `repeat`.
+    """ns per call of view ops, then of small ops, from Python (strata and NumPy
+    alternating, best of `repeat`).
 
     The statements are timed as written (no lambda around them), so both sides pay the
     same interpreter loop and attribute lookups.
     """
     print(f"\nper-call cost of view ops from Python on a (4, 4) float32 tensor "
           f"(ns per call, best of {repeat} x {number})")
+    per_call_table(PER_CALL, number, repeat)
+    print(f"\nper-call cost of ops that compute, on the same (4, 4) float32 tensor "
+          f"(ns per call, best of {repeat} x {number // 4})")
+    per_call_table(SMALL_OPS, number // 4, repeat)
+
+
+def per_call_table(rows, number: int, repeat: int) -> None:
     print(f"{'strata op  | NumPy op if different':<34} {'strata':>9} {'numpy':>9} {'st/np':>8}")
     a = np.arange(16, dtype=np.float32).reshape(4, 4)
-    env = {"a": a, "t": st.from_numpy(a)}
+    env = {"a": a, "t": st.from_numpy(a), "np": np}
     ratios = []
-    for name, s_stmt, n_stmt in PER_CALL:
+    for name, s_stmt, n_stmt in rows:
         s_timer = timeit.Timer(s_stmt, globals=env)
         n_timer = timeit.Timer(n_stmt, globals=env)
         s_best = n_best = float("inf")
@@ -170,6 +184,18 @@ def per_call(number: int = 200_000, repeat: int = 7) -> None:
         print(f"{name:<34} {s_ns:9.0f} {n_ns:9.0f} {s_ns / n_ns:8.2f}", flush=True)
     geo = float(np.exp(np.mean(np.log(ratios))))
     print(f"{'geometric mean of st/np':<34} {'':>9} {'':>9} {geo:8.2f}", flush=True)
+
+
+# Ops that read and write data, on the (4, 4) tensor: the fixed cost of an op.
+SMALL_OPS = (
+    ("t + t", "t + t", "a + a"),
+    ("t * 2.0", "t * 2.0", "a * 2.0"),
+    ("-t", "-t", "-a"),
+    ("t > 0", "t > 0", "a > 0"),
+    ("t.sum()", "t.sum()", "a.sum()"),
+    ("t.exp()  | np.exp(a)", "t.exp()", "np.exp(a)"),
+    ("t.T.contiguous() | ascontiguousarray", "t.T.contiguous()", "np.ascontiguousarray(a.T)"),
+)
 
 
 def main() -> None:
