@@ -50,7 +50,7 @@ def case(name: str, s_fn, n_fn, out_bytes: int, repeat: int = 5) -> None:
     tn = best(n_fn, repeat)
     tm = memcpy_time(out_bytes, repeat)
     print(
-        f"{name:<34} {ts * 1e3:9.2f} {tn * 1e3:9.2f} {out_bytes / ts / 1e9:7.1f} "
+        f"{name:<34} {ts * 1e3:9.3f} {tn * 1e3:9.3f} {out_bytes / ts / 1e9:7.1f} "
         f"{ts / tm:7.2f} {tn / tm:7.2f} {ts / tn:8.2f}",
         flush=True,
     )

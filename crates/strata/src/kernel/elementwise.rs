@@ -114,6 +114,20 @@ fn par_from(op: &str) -> usize {
     }
 }
 
+/// Borrows `out` exclusively and `inputs` shared for a kernel, and bumps `out`'s version.
+fn borrow_for_write<const M: usize>(
+    op: &'static str,
+    out: &Tensor,
+    inputs: [&Tensor; M],
+) -> Result<borrow::BorrowGuard> {
+    let mut wants: smallvec::SmallVec<[(&crate::Storage, bool); 4]> = smallvec::SmallVec::new();
+    wants.push((out.storage(), true));
+    wants.extend(inputs.iter().map(|t| (t.storage(), false)));
+    let g = borrow::acquire(op, &wants)?;
+    out.storage().bump_version();
+    Ok(g)
+}
+
 /// Pointer to a tensor's element `[0, 0, …]`.
 fn first(t: &Tensor) -> *mut u8 {
     t.storage()
@@ -279,8 +293,7 @@ where
 {
     if let Some((n, [false])) = flat(out, O::DTYPE, [(a, A::DTYPE)]) {
         out.check_write(op)?;
-        let _g = borrow::acquire(op, &[(out.storage(), true), (a.storage(), false)])?;
-        out.storage().bump_version();
+        let _g = borrow_for_write(op, out, [a])?;
         // SAFETY: `out` and `a` are contiguous runs of `n` elements of the kernel's dtypes
         // inside their storages (L4), borrowed above; `a` is disjoint from `out` or exactly
         // it (`flat`); `has_avx2` says what the CPU has.
@@ -288,8 +301,7 @@ where
         return Ok(());
     }
     let ([a], [la]) = prepare(op, out, O::DTYPE, [(a, A::DTYPE)])?;
-    let _g = borrow::acquire(op, &[(out.storage(), true), (a.storage(), false)])?;
-    out.storage().bump_version();
+    let _g = borrow_for_write(op, out, [&a])?;
     let lp = Loop::new(
         out.shape(),
         [
@@ -342,15 +354,7 @@ where
         flat(out, O::DTYPE, [(a, A::DTYPE), (b, B::DTYPE)])
     {
         out.check_write(op)?;
-        let _g = borrow::acquire(
-            op,
-            &[
-                (out.storage(), true),
-                (a.storage(), false),
-                (b.storage(), false),
-            ],
-        )?;
-        out.storage().bump_version();
+        let _g = borrow_for_write(op, out, [a, b])?;
         let (o, x, y, avx2) = (first(out), first(a), first(b), has_avx2());
         // SAFETY: as in `unary_into`'s flat path, for two inputs, a broadcast one being a
         // single element read at stride 0.
@@ -364,15 +368,7 @@ where
         return Ok(());
     }
     let ([a, b], [la, lb]) = prepare(op, out, O::DTYPE, [(a, A::DTYPE), (b, B::DTYPE)])?;
-    let _g = borrow::acquire(
-        op,
-        &[
-            (out.storage(), true),
-            (a.storage(), false),
-            (b.storage(), false),
-        ],
-    )?;
-    out.storage().bump_version();
+    let _g = borrow_for_write(op, out, [&a, &b])?;
     let lp = Loop::new(
         out.shape(),
         [
@@ -430,16 +426,7 @@ where
         O::DTYPE,
         [(a, A::DTYPE), (b, B::DTYPE), (c, C::DTYPE)],
     )?;
-    let _g = borrow::acquire(
-        op,
-        &[
-            (out.storage(), true),
-            (a.storage(), false),
-            (b.storage(), false),
-            (c.storage(), false),
-        ],
-    )?;
-    out.storage().bump_version();
+    let _g = borrow_for_write(op, out, [&a, &b, &c])?;
     let lp = Loop::new(
         out.shape(),
         [
