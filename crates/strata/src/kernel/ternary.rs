@@ -41,11 +41,14 @@ fn clamp_impl(
     dest: Dest<'_>,
 ) -> Result<Tensor> {
     let op = "clamp";
-    if min.is_none() && max.is_none() {
-        return Err(Error::value(
+    let no_bound = || {
+        Error::value(
             op,
             "torch.clamp: At least one of 'min' or 'max' must not be None",
-        ));
+        )
+    };
+    if min.is_none() && max.is_none() {
+        return Err(no_bound());
     }
     let me = Operand::Tensor(x);
     let mut all = vec![me.clone()];
@@ -61,7 +64,8 @@ fn clamp_impl(
     let out = target.out();
     let a = operand_as(op, &me, cdt)?;
     match (&min, &max) {
-        (None, None) => {}
+        // Refused above; an error here too, since `out` is not zeroed (S5).
+        (None, None) => return Err(no_bound()),
         (Some(lo), None) => run_op2::<MaximumOp>(op, out, &a, &operand_as(op, lo, cdt)?)?,
         (None, Some(hi)) => run_op2::<MinimumOp>(op, out, &a, &operand_as(op, hi, cdt)?)?,
         (Some(lo), Some(hi)) => {
