@@ -1,6 +1,6 @@
 //! Copy and cast between any two layouts and dtypes, on the engine.
 
-use super::engine::{Loop, PAR_MIN};
+use super::engine::{par_from, Loop, PAR_MIN};
 use super::plan;
 use crate::dtype::Element;
 use crate::error::{list, Error, Result};
@@ -65,7 +65,11 @@ unsafe fn cast_run<D: Element, S: Element>(p: [*mut u8; 2], s: [isize; 2], len: 
 /// As for [`Loop::run`], with operand 0 of type `D` and operand 1 of type `S`.
 unsafe fn run_cast<D: Element, S: Element>(lp: &Loop<2>) {
     // SAFETY: forwarded to the caller; `cast_run` accesses exactly the loop's runs.
-    unsafe { lp.run(PAR_MIN, |p, s, n| cast_run::<D, S>(p, s, n)) }
+    unsafe {
+        lp.run(par_from(false, &[D::DTYPE, S::DTYPE]), |p, s, n| {
+            cast_run::<D, S>(p, s, n)
+        })
+    }
 }
 
 /// Runs a same-type copy over a loop: cache tiles (transposes, permutes) move in register

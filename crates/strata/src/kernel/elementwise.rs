@@ -7,7 +7,7 @@
 //! borrows, the version counter, the loop plan and the inner loops (a contiguous and a
 //! stride-0 fast path the compiler vectorises, then the general strided one).
 
-use super::engine::{Loop, GRAIN, PAR_MIN};
+use super::engine::{par_from, Loop, GRAIN};
 use super::plan::stage_if_overlapping;
 use crate::dtype::Element;
 use crate::error::{list, Error, Result};
@@ -72,8 +72,8 @@ fn prepare<const M: usize>(
 /// single element (broadcast: flagged `true`), all of the kernel's dtypes, each input in
 /// another storage or exactly `out`'s elements, and fewer than [`GRAIN`] elements. Such an
 /// op is one run, so it skips the loop planner, whose fixed cost is most of a small op's
-/// time (larger ones go through the planner, whose cost is then negligible, and run in
-/// parallel). Returns the element count and the broadcast flags.
+/// time (larger ones go through the planner, whose cost is then negligible, and which
+/// splits them across threads). Returns the element count and the broadcast flags.
 fn flat<const M: usize>(
     out: &Tensor,
     out_dtype: crate::DType,
@@ -103,15 +103,27 @@ fn flat<const M: usize>(
     Some((n, one))
 }
 
-/// Elements from which an elementwise op runs in parallel: transcendental math spends
-/// nanoseconds per element and gains from a second thread from [`GRAIN`]; arithmetic,
-/// comparisons and selections are memory-bound and gain only from [`PAR_MIN`].
-fn par_from(op: &str) -> usize {
-    match op {
-        "exp" | "exp2" | "log" | "log2" | "log1p" | "expm1" | "sin" | "cos" | "tan" | "tanh"
-        | "sigmoid" | "gelu" | "pow" | "atan2" => GRAIN,
-        _ => PAR_MIN,
-    }
+/// Whether op `op` computes a transcendental function (nanoseconds per element, so worth
+/// a second thread sooner than memory-bound arithmetic; see [`par_from`]). The names are
+/// those of the `Unary` and `Binary` kinds.
+fn is_math(op: &str) -> bool {
+    matches!(
+        op,
+        "exp"
+            | "exp2"
+            | "log"
+            | "log2"
+            | "log1p"
+            | "expm1"
+            | "sin"
+            | "cos"
+            | "tan"
+            | "tanh"
+            | "sigmoid"
+            | "gelu"
+            | "pow"
+            | "atan2"
+    )
 }
 
 /// Borrows `out` exclusively and `inputs` shared for a kernel, and bumps `out`'s version.
@@ -317,7 +329,7 @@ where
     // inner loop touches exactly `n` elements at the loop's strides. `avx2` is what this
     // CPU has (`has_avx2`).
     unsafe {
-        lp.run(par_from(op), |p, s, n| {
+        lp.run(par_from(is_math(op), &[A::DTYPE, O::DTYPE]), |p, s, n| {
             let (o, x) = (p[0], p[1] as *const u8);
             if s[0] == so && s[1] == sa {
                 blocks1_on::<A, O>(avx2, o, x, n, &f);
@@ -385,21 +397,24 @@ where
     let avx2 = has_avx2();
     // SAFETY: as in `unary_into`, for two inputs.
     unsafe {
-        lp.run(par_from(op), |p, s, n| {
-            let (o, x, y) = (p[0], p[1] as *const u8, p[2] as *const u8);
-            if s[0] == so && s[1] == sa && s[2] == sb {
-                blocks2_on::<A, B, O, 1, 1>(avx2, o, x, y, n, &f);
-            } else if s[0] == so && s[1] == sa && s[2] == 0 {
-                blocks2_on::<A, B, O, 1, 0>(avx2, o, x, y, n, &f);
-            } else if s[0] == so && s[1] == 0 && s[2] == sb {
-                blocks2_on::<A, B, O, 0, 1>(avx2, o, x, y, n, &f);
-            } else {
-                for k in 0..n as isize {
-                    f(A::load(x.offset(k * s[1])), B::load(y.offset(k * s[2])))
-                        .store(o.offset(k * s[0]));
+        lp.run(
+            par_from(is_math(op), &[A::DTYPE, B::DTYPE, O::DTYPE]),
+            |p, s, n| {
+                let (o, x, y) = (p[0], p[1] as *const u8, p[2] as *const u8);
+                if s[0] == so && s[1] == sa && s[2] == sb {
+                    blocks2_on::<A, B, O, 1, 1>(avx2, o, x, y, n, &f);
+                } else if s[0] == so && s[1] == sa && s[2] == 0 {
+                    blocks2_on::<A, B, O, 1, 0>(avx2, o, x, y, n, &f);
+                } else if s[0] == so && s[1] == 0 && s[2] == sb {
+                    blocks2_on::<A, B, O, 0, 1>(avx2, o, x, y, n, &f);
+                } else {
+                    for k in 0..n as isize {
+                        f(A::load(x.offset(k * s[1])), B::load(y.offset(k * s[2])))
+                            .store(o.offset(k * s[0]));
+                    }
                 }
-            }
-        })
+            },
+        )
     };
     Ok(())
 }
@@ -438,22 +453,25 @@ where
     );
     // SAFETY: as in `unary_into`, for three inputs.
     unsafe {
-        lp.run(par_from(op), |p, s, n| {
-            let (o, x, y, z) = (
-                p[0],
-                p[1] as *const u8,
-                p[2] as *const u8,
-                p[3] as *const u8,
-            );
-            for k in 0..n as isize {
-                f(
-                    A::load(x.offset(k * s[1])),
-                    B::load(y.offset(k * s[2])),
-                    C::load(z.offset(k * s[3])),
-                )
-                .store(o.offset(k * s[0]));
-            }
-        })
+        lp.run(
+            par_from(is_math(op), &[A::DTYPE, B::DTYPE, C::DTYPE, O::DTYPE]),
+            |p, s, n| {
+                let (o, x, y, z) = (
+                    p[0],
+                    p[1] as *const u8,
+                    p[2] as *const u8,
+                    p[3] as *const u8,
+                );
+                for k in 0..n as isize {
+                    f(
+                        A::load(x.offset(k * s[1])),
+                        B::load(y.offset(k * s[2])),
+                        C::load(z.offset(k * s[3])),
+                    )
+                    .store(o.offset(k * s[0]));
+                }
+            },
+        )
     };
     Ok(())
 }

@@ -29,6 +29,22 @@ pub const GRAIN: usize = 32768;
 /// one took 9 (PyTorch's 32768 assumes OpenMP threads that spin).
 pub const PAR_MIN: usize = 1 << 18;
 
+/// Elements from which a kernel is split across threads: [`GRAIN`] when it spends
+/// nanoseconds per element, because it is `math` (transcendental functions) or has an
+/// operand in f16/bf16 (converted element by element through f32: a 64K-element f16
+/// multiply takes ~330 µs on one thread), else [`PAR_MIN`].
+pub(crate) fn par_from(math: bool, dtypes: &[crate::DType]) -> usize {
+    if math
+        || dtypes
+            .iter()
+            .any(|d| matches!(d, crate::DType::F16 | crate::DType::BF16))
+    {
+        GRAIN
+    } else {
+        PAR_MIN
+    }
+}
+
 /// Width of a cache tile along the innermost dim, in output bytes (a cache line).
 const TILE_BYTES: usize = 64;
 /// Length of a cache tile along the tiled dim, in elements. Measured on 8192² f32
@@ -226,9 +242,9 @@ impl<const N: usize> Loop<N> {
     }
 
     /// Runs `f(ptrs, strides, len)` over every innermost run, in parallel when the loop
-    /// has at least `par_from` elements ([`GRAIN`] or [`PAR_MIN`]; `usize::MAX`: never). In a tiled loop, an input
-    /// transposed against the output is staged per tile into a compact scratch block
-    /// (see [`stage_tile`](super::transpose::stage_tile)), so `f` reads it contiguously.
+    /// has at least `par_from` elements (see [`par_from`]). In a tiled loop, an input
+    /// transposed against the output is staged per tile into a compact scratch block (see
+    /// [`stage_tile`](super::transpose::stage_tile)), so `f` reads it contiguously.
     ///
     /// # Safety
     /// The operands' pointers must be valid for every element the loop visits (reads for

@@ -66,11 +66,11 @@ impl Allocator for CpuAllocator {
 
 /// The CPU allocator's block for `nbytes`, zeroed or not.
 fn cpu_allocate(nbytes: usize, zeroed: bool) -> Result<NonNull<u8>> {
-    // Asking the global allocator for 64-byte alignment makes it `memset` the block
+    // Asking the global allocator for 64-byte alignment makes it `memset` a zeroed block
     // (posix_memalign + write_bytes), touching every page up front. With the default
-    // 16-byte alignment it uses `calloc`, which hands out fresh zero pages from the OS
-    // untouched for large blocks; the pages then fault in where the kernel first writes
-    // them (in parallel, for parallel kernels). So: over-allocate by ALIGN bytes,
+    // 16-byte alignment it uses `calloc` (or `malloc`), which hands out fresh pages from
+    // the OS untouched for large blocks; the pages then fault in where the kernel first
+    // writes them (in parallel, for parallel kernels). So: over-allocate by ALIGN bytes,
     // return the first 64-byte boundary past room for one word, and keep the original
     // pointer in that word for `deallocate`.
     let layout = calloc_layout(nbytes)?;

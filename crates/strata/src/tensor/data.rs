@@ -184,8 +184,13 @@ impl Tensor {
 
     /// A compact row-major copy in fresh storage (always copies).
     pub fn contiguous_copy(&self) -> Result<Tensor> {
+        self.copied_as(self.dtype)
+    }
+
+    /// A compact row-major copy of `dtype` in fresh storage.
+    fn copied_as(&self, dtype: DType) -> Result<Tensor> {
         // Not zeroed: `copy_` writes every element before `out` is returned (S5).
-        let out = crate::kernel::plan::output_for(self.shape(), self.dtype, &[])?;
+        let out = crate::kernel::plan::output_for(self.shape(), dtype, &[])?;
         out.copy_(self)?;
         Ok(out)
     }
@@ -204,10 +209,7 @@ impl Tensor {
         if dtype == self.dtype {
             return Ok(self.clone());
         }
-        // Not zeroed: `copy_` writes every element before `out` is returned (S5).
-        let out = crate::kernel::plan::output_for(self.shape(), dtype, &[])?;
-        out.copy_(self)?;
-        Ok(out)
+        self.copied_as(dtype)
     }
 
     /// Borrows the elements of a contiguous view as a `&[T]`, holding a shared borrow of

@@ -13,7 +13,7 @@ use super::ops::{better_max, better_min, Extreme, Summable};
 use super::run::fold_run;
 use super::run::Shared;
 use crate::dtype::Element;
-use crate::kernel::engine::PAR_MIN;
+use crate::kernel::engine::par_from;
 
 /// Elements per block of the two-pass scan of a contiguous run.
 const SCAN_BLOCK: usize = 512;
@@ -155,7 +155,7 @@ pub(crate) unsafe fn arg_fold<T: Summable, const MAX: bool>(
     let isz = size_of::<T>();
     let (rn, rs) = g.red.first().map_or((1, 0), |d| (d.n, d.si * isz as isize));
     let total = count(&g.kept) * rn;
-    let par = parallel && rayon::current_num_threads() > 1 && total >= PAR_MIN;
+    let par = parallel && rayon::current_num_threads() > 1 && total >= par_from(false, &[T::DTYPE]);
     let in0 = Shared(inp.wrapping_offset(g.in_off * isz as isize));
     let vals0 = Shared(
         out.vals

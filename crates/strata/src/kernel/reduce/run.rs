@@ -14,7 +14,7 @@ use smallvec::SmallVec;
 use super::geom::{count, in_bytes, out_bytes, sizes, Dim, Geom, Odometer};
 use super::ops::ReduceOp;
 use crate::dtype::Element;
-use crate::kernel::engine::PAR_MIN;
+use crate::kernel::engine::par_from;
 
 /// Accumulators of the multi-accumulator inner loop.
 pub(super) const LANES: usize = 16;
@@ -79,7 +79,8 @@ impl KeptStrides {
 /// elements must be distinct (a fresh contiguous tensor). `n` is only passed to `finish`.
 pub(crate) unsafe fn fold<O: ReduceOp>(op: &O, g: &Geom, p: Ptrs, n: usize, parallel: bool) {
     let total = count(&g.kept).saturating_mul(count(&g.red));
-    let par = parallel && rayon::current_num_threads() > 1 && total >= PAR_MIN;
+    let par =
+        parallel && rayon::current_num_threads() > 1 && total >= par_from(false, &[O::In::DTYPE]);
     // SAFETY: forwarded from the caller.
     unsafe {
         if g.horizontal() {

@@ -12,7 +12,7 @@ use super::geom::{count, in_bytes, out_bytes, sizes, Geom, Odometer};
 use super::ops::{Num, Summable};
 use super::run::Shared;
 use crate::dtype::Element;
-use crate::kernel::engine::PAR_MIN;
+use crate::kernel::engine::par_from;
 
 /// Lines per vertical block.
 const VBLOCK: usize = 1024;
@@ -54,7 +54,7 @@ pub(crate) unsafe fn scan<T: Summable, const PROD: bool>(
     };
     let total = count(&g.kept) * rn;
     let threads = rayon::current_num_threads();
-    let par = parallel && threads > 1 && total >= PAR_MIN;
+    let par = parallel && threads > 1 && total >= par_from(false, &[T::DTYPE]);
     let in0 = Shared(inp.wrapping_offset(g.in_off * isz as isize));
     let out0 = Shared(out.wrapping_offset(g.out_off * osz as isize));
     if g.horizontal() {
