@@ -841,7 +841,21 @@ def test_dtype_of_indexing_results_and_numpy_dtype_maps():
 # --------------------------------------------------------------------------------------
 
 
-def test_large_kernels_release_the_gil():
+_BIG = st.ones(1 << 24)  # 64 MB: tens of milliseconds per pass
+_COL, _ROW = st.ones((4000, 1)), st.ones((1, 4000))  # 4000 elements each, 16M out
+
+
+@pytest.mark.parametrize(
+    "kernel",
+    [
+        lambda: _BIG.mul(2.0).sum(),
+        # The work is the broadcast output's size, not the inputs'.
+        lambda: _COL + _ROW,
+        lambda: st.where(_COL > 0, _COL, _ROW),
+    ],
+    ids=["mul-sum", "broadcast-add", "broadcast-where"],
+)
+def test_large_kernels_release_the_gil(kernel):
     """While one thread is inside a large kernel, another runs Python code.
 
     The switch interval is made so long that the GIL only changes hands when a thread
@@ -851,13 +865,12 @@ def test_large_kernels_release_the_gil():
     import sys
     import threading
 
-    x = st.ones(1 << 24)  # 64 MB: tens of milliseconds per pass
     started, in_kernel, seen = threading.Event(), [False], []
 
     def worker():
         in_kernel[0] = True
         started.set()
-        x.mul(2.0).sum()
+        kernel()
         in_kernel[0] = False
 
     old = sys.getswitchinterval()

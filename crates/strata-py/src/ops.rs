@@ -31,11 +31,11 @@ impl Arg {
         }
     }
 
-    /// Elements this operand brings to a kernel (a scalar: one).
-    fn numel(&self) -> usize {
+    /// The operand's shape (a scalar: 0-d).
+    fn shape(&self) -> &[usize] {
         match self {
-            Arg::T(t) => t.numel(),
-            Arg::S(_) => 1,
+            Arg::T(t) => t.shape(),
+            Arg::S(_) => &[],
         }
     }
 
@@ -74,6 +74,29 @@ where
     } else {
         f()
     }
+}
+
+/// Elements of the broadcast result of `shapes`: the work of an elementwise op, whose
+/// output can be far larger than any input (`(1000, 1) + (1, 1000)`). Sizes that do not
+/// broadcast count as the larger; the op then fails anyway.
+fn broadcast_numel(shapes: &[&[usize]]) -> usize {
+    let nd = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
+    (1..=nd)
+        .map(|i| {
+            shapes
+                .iter()
+                .map(|s| if i <= s.len() { s[s.len() - i] } else { 1 })
+                .max()
+                .unwrap_or(1)
+        })
+        .fold(1, usize::saturating_mul)
+}
+
+/// The work of a matrix product, bounded above by the product of the operands' sizes
+/// (m·k · k·n ≥ m·k·n multiply-adds), so a product of small operands keeps the GIL and
+/// one with a large output or inner dim releases it.
+fn matmul_work(a: &Tensor, b: &Tensor) -> usize {
+    a.numel().saturating_mul(b.numel())
 }
 
 fn wrap(r: strata::Result<Tensor>) -> PyResult<PyTensor> {
@@ -151,7 +174,7 @@ macro_rules! binary {
                 fn $name(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
                     let a = self.inner.clone();
                     let b = Arg::from_py(other)?;
-                    wrap(nogil(py, a.numel().max(b.numel()), move || a.$name(b.operand())))
+                    wrap(nogil(py, broadcast_numel(&[a.shape(), b.shape()]), move || a.$name(b.operand())))
                 }
             )*
         }
@@ -193,7 +216,7 @@ macro_rules! binary_inplace {
                 fn $name<'py>(slf: PyRef<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
                     let a = slf.inner.clone();
                     let b = Arg::from_py(other)?;
-                    nogil(slf.py(), a.numel().max(b.numel()), move || a.$name(b.operand()).map(|_| ())).py()?;
+                    nogil(slf.py(), broadcast_numel(&[a.shape(), b.shape()]), move || a.$name(b.operand()).map(|_| ())).py()?;
                     Ok(slf)
                 }
             )*
@@ -230,7 +253,11 @@ fn reflected(
         Arg::S(s) => wrap(nogil(py, b.numel(), move || {
             strata::kernel::scalar_lhs(name, s, &b)
         })),
-        Arg::T(a) => wrap(nogil(py, a.numel().max(b.numel()), move || f(&a, &b))),
+        Arg::T(a) => wrap(nogil(
+            py,
+            broadcast_numel(&[a.shape(), b.shape()]),
+            move || f(&a, &b),
+        )),
     }
 }
 
@@ -276,7 +303,10 @@ fn inplace(
 ) -> PyResult<()> {
     let a = this.clone();
     let b = Arg::from_py(other)?;
-    nogil(py, a.numel().max(b.numel()), move || f(&a, b.operand())).py()
+    nogil(py, broadcast_numel(&[a.shape(), b.shape()]), move || {
+        f(&a, b.operand())
+    })
+    .py()
 }
 
 // Python operators, each mapped to the named method. (Written out by hand: PyO3's magic
@@ -529,37 +559,37 @@ impl PyTensor {
     fn __rmatmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let a = tensor_arg(other)?;
         let b = self.inner.clone();
-        wrap(nogil(py, a.numel().max(b.numel()), move || a.matmul(&b)))
+        wrap(nogil(py, matmul_work(&a, &b), move || a.matmul(&b)))
     }
 
     fn matmul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let (a, b) = (self.inner.clone(), tensor_arg(other)?);
-        wrap(nogil(py, a.numel().max(b.numel()), move || a.matmul(&b)))
+        wrap(nogil(py, matmul_work(&a, &b), move || a.matmul(&b)))
     }
 
     fn mm(&self, py: Python<'_>, mat2: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let (a, b) = (self.inner.clone(), tensor_arg(mat2)?);
-        wrap(nogil(py, a.numel().max(b.numel()), move || a.mm(&b)))
+        wrap(nogil(py, matmul_work(&a, &b), move || a.mm(&b)))
     }
 
     fn mv(&self, py: Python<'_>, vec: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let (a, b) = (self.inner.clone(), tensor_arg(vec)?);
-        wrap(nogil(py, a.numel().max(b.numel()), move || a.mv(&b)))
+        wrap(nogil(py, matmul_work(&a, &b), move || a.mv(&b)))
     }
 
     fn bmm(&self, py: Python<'_>, mat2: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let (a, b) = (self.inner.clone(), tensor_arg(mat2)?);
-        wrap(nogil(py, a.numel().max(b.numel()), move || a.bmm(&b)))
+        wrap(nogil(py, matmul_work(&a, &b), move || a.bmm(&b)))
     }
 
     fn dot(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let (a, b) = (self.inner.clone(), tensor_arg(other)?);
-        wrap(nogil(py, a.numel().max(b.numel()), move || a.dot(&b)))
+        wrap(nogil(py, matmul_work(&a, &b), move || a.dot(&b)))
     }
 
     fn outer(&self, py: Python<'_>, vec2: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let (a, b) = (self.inner.clone(), tensor_arg(vec2)?);
-        wrap(nogil(py, a.numel().max(b.numel()), move || a.outer(&b)))
+        wrap(nogil(py, matmul_work(&a, &b), move || a.outer(&b)))
     }
 
     /// `clamp(min=None, max=None)` with numbers or tensors as bounds.
@@ -573,7 +603,9 @@ impl PyTensor {
         let a = self.inner.clone();
         let lo = min.filter(|m| !m.is_none()).map(Arg::from_py).transpose()?;
         let hi = max.filter(|m| !m.is_none()).map(Arg::from_py).transpose()?;
-        wrap(nogil(py, a.numel(), move || {
+        let bounds = [&lo, &hi].map(|b| b.as_ref().map_or(&[][..], Arg::shape));
+        let work = broadcast_numel(&[a.shape(), bounds[0], bounds[1]]);
+        wrap(nogil(py, work, move || {
             a.clamp_operands(lo.as_ref().map(Arg::operand), hi.as_ref().map(Arg::operand))
         }))
     }
@@ -852,7 +884,7 @@ fn where_(
     let (a, b) = (Arg::from_py(input)?, Arg::from_py(other)?);
     wrap(nogil(
         py,
-        c.numel().max(a.numel()).max(b.numel()),
+        broadcast_numel(&[c.shape(), a.shape(), b.shape()]),
         move || Tensor::where_cond(&c, a.operand(), b.operand()),
     ))
 }
