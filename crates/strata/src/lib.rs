@@ -34,7 +34,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use layout::Layout;
 pub use storage::{Allocator, CpuAllocator, Device, Storage};
 pub use tensor::{
-    Ellipsis, Generator, NewAxis, ReadGuard, Scalar, Tensor, TensorIndex, WriteGuard,
+    Ellipsis, Generator, NewAxis, ReadGuard, Scalar, Tensor, TensorIndex, ViewOp, WriteGuard,
 };
 
 #[doc(hidden)]

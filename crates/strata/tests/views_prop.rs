@@ -12,7 +12,7 @@
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use strata::layout::overlap::Overlap;
-use strata::{DType, ErrorKind, Tensor, TensorIndex};
+use strata::{DType, ErrorKind, Tensor, TensorIndex, ViewOp};
 
 // ---------------------------------------------------------------------------------------
 // The reference model
@@ -1081,6 +1081,56 @@ fn run_op(t: &Tensor, op: &Op) -> strata::Result<Vec<Tensor>> {
     }
 }
 
+/// The [`ViewOp`] for `op`, when it has one.
+fn as_view_op(op: &Op) -> Option<ViewOp<'_>> {
+    Some(match op {
+        Op::View(s) => ViewOp::View(s),
+        Op::Transpose(a, b) => ViewOp::Transpose(*a, *b),
+        Op::Permute(d) => ViewOp::Permute(d),
+        Op::T => ViewOp::T,
+        Op::MT => ViewOp::MT,
+        Op::Narrow(d, s, l) => ViewOp::Narrow(*d, *s, *l),
+        Op::Select(d, i) => ViewOp::Select(*d, *i),
+        Op::Slice(d, a, b, s) => ViewOp::Slice(*d, *a, *b, *s),
+        Op::Flip(d) => ViewOp::Flip(d),
+        Op::Unsqueeze(d) => ViewOp::Unsqueeze(*d),
+        Op::Index(e) => ViewOp::Index(e),
+        _ => return None,
+    })
+}
+
+/// `view_in_place` agrees with the method of the same op: the same view when it succeeds
+/// (`got`), the same error text when it fails, and then the tensor is left unchanged.
+fn check_in_place(
+    t: &Tensor,
+    op: &Op,
+    got: &strata::Result<Vec<Tensor>>,
+    ctx: &str,
+) -> Result<(), TestCaseError> {
+    let Some(vop) = as_view_op(op) else {
+        return Ok(());
+    };
+    let mut u = t.clone();
+    let layout = |x: &Tensor| (x.shape().to_vec(), x.strides().to_vec(), x.offset());
+    match (u.view_in_place(vop), got) {
+        (Ok(()), Ok(g)) => {
+            prop_assert_eq!(layout(&u), layout(&g[0]), "in place; {}", ctx);
+            prop_assert!(u.same_storage(t), "in place; {}", ctx);
+        }
+        (Err(e), Err(f)) => {
+            prop_assert_eq!(e.to_string(), f.to_string(), "in place; {}", ctx);
+            prop_assert_eq!(layout(&u), layout(t), "changed by a failed op; {}", ctx);
+        }
+        (r, g) => {
+            return Err(err(format!(
+                "in place {r:?} but the method gave {:?}; {ctx}",
+                g.as_ref().map(|v| v.len())
+            )))
+        }
+    }
+    Ok(())
+}
+
 fn pick(op: &Op) -> usize {
     match op {
         Op::Split(_, _, p)
@@ -1242,6 +1292,7 @@ fn run_ops(
         let op = make(&t, step);
         ctx.push_str(&format!(" -> {op:?}"));
         let got = run_op(&t, &op);
+        check_in_place(&t, &op, &got, &ctx)?;
         let want = model_op(&m, &t, &op);
         let (got, want) = match (got, want) {
             (Err(e), None) => {

@@ -57,7 +57,6 @@ impl InlineLen {
 ///
 /// Behaves as a slice (`Deref<Target = [T]>`); equality, hashing and `Debug` are those of
 /// the slice, whichever representation holds it.
-#[derive(Clone)]
 pub enum DimVec<T: Copy + Default> {
     /// `buf[..len]` are the values; the rest of `buf` is `T::default()`.
     Inline {
@@ -66,6 +65,21 @@ pub enum DimVec<T: Copy + Default> {
     },
     /// Any number of values (used once there have been more than `INLINE_DIMS`).
     Heap(Vec<T>),
+}
+
+impl<T: Copy + Default> Clone for DimVec<T> {
+    /// An inline list is copied whole, as one 48-byte value (wide moves from the source),
+    /// not field by field: narrow stores read back by the wide loads of a later move stall
+    /// (see the module doc).
+    #[inline]
+    fn clone(&self) -> Self {
+        match self {
+            // SAFETY: the inline variant holds only `Copy` data (a word-sized enum and an
+            // array of `T: Copy`), so a bitwise copy of the whole value is a valid clone.
+            DimVec::Inline { .. } => unsafe { std::ptr::read(self) },
+            DimVec::Heap(v) => DimVec::Heap(v.clone()),
+        }
+    }
 }
 
 // The niche of `InlineLen` holds the discriminant: no tag beyond the inline variant.
@@ -123,6 +137,7 @@ impl<T: Copy + Default> DimVec<T> {
     }
 
     /// Whether the values live on the heap.
+    #[inline]
     pub fn spilled(&self) -> bool {
         matches!(self, DimVec::Heap(_))
     }

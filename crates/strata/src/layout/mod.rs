@@ -210,6 +210,13 @@ impl Layout {
         self.offset
     }
 
+    /// Whether shape and strides are both held inline (no heap list): then the layout
+    /// is plain data, and a bitwise copy of it is a clone.
+    #[inline]
+    pub fn inline(&self) -> bool {
+        !self.shape.spilled() && !self.strides.spilled()
+    }
+
     /// Number of dims.
     #[inline]
     pub fn ndim(&self) -> usize {

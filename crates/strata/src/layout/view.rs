@@ -172,6 +172,49 @@ pub fn adjust_slice(start: Option<i64>, stop: Option<i64>, step: i64, len: usize
     (start, count as usize)
 }
 
+/// [`slice_plan`]'s checks alone, at the cost of a multiply in the common case (the
+/// count is only needed to tell whether an overflowing stride matters).
+#[inline]
+pub(crate) fn slice_check(
+    len: usize,
+    stride: isize,
+    start: Option<i64>,
+    end: Option<i64>,
+    step: i64,
+) -> Result<()> {
+    if step == 0 || stride.checked_mul(step as isize).is_none() {
+        slice_plan(len, stride, start, end, step)?;
+    }
+    Ok(())
+}
+
+/// `start:end:step` over a dim of `len` elements at `stride`: the first index, the count
+/// and the new stride, or the error `slice` gives (a zero step, a stride that overflows).
+pub(crate) fn slice_plan(
+    len: usize,
+    stride: isize,
+    start: Option<i64>,
+    end: Option<i64>,
+    step: i64,
+) -> Result<(i64, usize, isize)> {
+    if step == 0 {
+        return Err(Error::value("slice", "slice step cannot be zero"));
+    }
+    let (first, count) = adjust_slice(start, end, step, len);
+    // |step| <= isize::MAX; a stride times a step beyond the extent only matters when the
+    // dim keeps more than one element.
+    let new_stride = if count > 1 {
+        stride
+            .checked_mul(step as isize)
+            .ok_or_else(|| Error::overflow("slice", format!("stride {stride} times step {step}")))?
+    } else {
+        // The stride of a dim of at most one element is never used to step; keep a
+        // representable value.
+        stride.checked_mul(step as isize).unwrap_or(stride)
+    };
+    Ok((first, count, new_stride))
+}
+
 impl Layout {
     /// `offset + delta`. For a view with elements the result is non-negative (L3); an
     /// empty view touches nothing, so a move before the storage start is dropped instead
@@ -200,14 +243,22 @@ impl Layout {
     #[inline]
     pub(crate) fn view_in(&mut self, shape: &[i64]) -> Result<()> {
         let src = self.clone();
-        if !self.reshaped_from(&src, "view", shape)? {
-            return Err(Error::ViewIncompatible {
-                shape: src.shape.to_vec(),
-                strides: src.strides.to_vec(),
-                target: shape.to_vec(),
-            });
+        match self.reshaped_from(&src, "view", shape) {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                let e = Error::ViewIncompatible {
+                    shape: src.shape.to_vec(),
+                    strides: src.strides.to_vec(),
+                    target: shape.to_vec(),
+                };
+                *self = src;
+                Err(e)
+            }
+            Err(e) => {
+                *self = src;
+                Err(e)
+            }
         }
-        Ok(())
     }
 
     /// This layout (a copy of `src`) given `shape` (with PyTorch's `-1` inference) and the
@@ -321,13 +372,20 @@ impl Layout {
         let src = self.clone();
         let mut seen = DimVec::from_elem(false, src.ndim());
         for (k, &d) in dims.iter().enumerate() {
-            let d = wrap_dim("permute", d, src.ndim())?;
-            if std::mem::replace(&mut seen[d], true) {
-                return Err(Error::shape(
-                    "permute",
-                    "permute(): duplicate dims are not allowed.",
-                ));
-            }
+            let d = match wrap_dim("permute", d, src.ndim()) {
+                Ok(d) if !std::mem::replace(&mut seen[d], true) => d,
+                Ok(_) => {
+                    *self = src;
+                    return Err(Error::shape(
+                        "permute",
+                        "permute(): duplicate dims are not allowed.",
+                    ));
+                }
+                Err(e) => {
+                    *self = src;
+                    return Err(e);
+                }
+            };
             self.shape[k] = src.shape[d];
             self.strides[k] = src.strides[d];
         }
@@ -497,23 +555,12 @@ impl Layout {
         end: Option<i64>,
         step: i64,
     ) -> Result<()> {
-        if step == 0 {
-            return Err(Error::value("slice", "slice step cannot be zero"));
-        }
         let len = self.shape[d];
-        let (first, count) = adjust_slice(start, end, step, len);
+        if step == 1 && start.is_none_or(|a| a == 0) && end.is_none_or(|b| b >= len as i64) {
+            return Ok(()); // the whole dim (`:`)
+        }
         let stride = self.strides[d];
-        // |step| <= isize::MAX; a stride times a step beyond the extent only matters when
-        // the dim keeps more than one element.
-        let new_stride = if count > 1 {
-            stride.checked_mul(step as isize).ok_or_else(|| {
-                Error::overflow("slice", format!("stride {stride} times step {step}"))
-            })?
-        } else {
-            // The stride of a dim of at most one element is never used to step; keep a
-            // representable value.
-            stride.checked_mul(step as isize).unwrap_or(stride)
-        };
+        let (first, count, new_stride) = slice_plan(len, stride, start, end, step)?;
         self.offset = if count > 0 {
             self.shifted(first as isize * stride)
         } else {
@@ -532,6 +579,7 @@ impl Layout {
     /// [`flip`](Self::flip) in place.
     #[inline]
     pub(crate) fn flip_in(&mut self, dims: &[i64]) -> Result<()> {
+        // Every dim is checked before any is flipped: on error `self` is unchanged.
         let mut seen = DimVec::from_elem(false, self.ndim().max(1));
         for &d in dims {
             let k = wrap_dim("flip", d, self.ndim())?;
@@ -541,9 +589,12 @@ impl Layout {
                     format!("dim {k} appears multiple times in the list of dims"),
                 ));
             }
-            if self.ndim() == 0 {
-                continue;
-            }
+        }
+        if self.ndim() == 0 {
+            return Ok(());
+        }
+        for &d in dims {
+            let k = wrap_dim("flip", d, self.ndim())?;
             let (n, s) = (self.shape[k], self.strides[k]);
             if n > 0 {
                 self.offset = self.shifted((n as isize - 1) * s);

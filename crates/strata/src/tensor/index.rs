@@ -5,6 +5,7 @@ use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToIncl
 
 use super::Tensor;
 use crate::error::{Error, Result};
+use crate::layout::view::slice_check;
 use crate::layout::Layout;
 
 /// One entry of a basic index.
@@ -178,6 +179,32 @@ impl Layout {
                 format!("too many indices for tensor of dimension {ndim}"),
             ));
         }
+        // Every entry is checked before the layout changes, so on error it is unchanged:
+        // `src` walks the dims of the layout as it is, `dim` those of the view being built
+        // (the dim the error texts name, as PyTorch's one-entry-at-a-time indexing does).
+        let (mut src, mut dim) = (0usize, 0usize);
+        for entry in index {
+            match *entry {
+                TensorIndex::Int(i) => {
+                    let n = self.shape()[src] as i64;
+                    if i < -n || i >= n {
+                        return Err(Error::index(
+                            "index",
+                            format!("index {i} is out of bounds for dimension {dim} with size {n}"),
+                        ));
+                    }
+                    src += 1;
+                }
+                TensorIndex::Slice { start, stop, step } => {
+                    slice_check(self.shape()[src], self.strides()[src], start, stop, step)?;
+                    (src, dim) = (src + 1, dim + 1);
+                }
+                TensorIndex::NewAxis => dim += 1,
+                TensorIndex::Ellipsis => {
+                    (src, dim) = (src + ndim - consumed, dim + ndim - consumed)
+                }
+            }
+        }
         // The metadata is edited in place entry by entry. `dim` stays below the current
         // ndim for ints and slices (no more of them than dims, checked above) and at most
         // at it for new axes.
@@ -185,16 +212,7 @@ impl Layout {
         let mut dim: usize = 0;
         for entry in index {
             match *entry {
-                TensorIndex::Int(i) => {
-                    let n = out.shape()[dim] as i64;
-                    if i < -n || i >= n {
-                        return Err(Error::index(
-                            "index",
-                            format!("index {i} is out of bounds for dimension {dim} with size {n}"),
-                        ));
-                    }
-                    out.select_at(dim, i);
-                }
+                TensorIndex::Int(i) => out.select_at(dim, i),
                 TensorIndex::Slice { start, stop, step } => {
                     out.slice_at(dim, start, stop, step)?;
                     dim += 1;
@@ -214,6 +232,6 @@ impl Tensor {
     /// Basic indexing, always a view: see [`TensorIndex`] and the [`s!`](crate::s) macro.
     #[inline]
     pub fn index(&self, index: &[TensorIndex]) -> Result<Tensor> {
-        self.derive("index", |l| l.index_in(index))
+        self.derive(super::ViewOp::Index(index))
     }
 }

@@ -6,6 +6,7 @@ mod display;
 mod index;
 mod ops;
 mod scalar;
+mod view_op;
 mod views;
 
 use std::fmt;
@@ -14,6 +15,7 @@ pub use create::Generator;
 pub use data::{ReadGuard, WriteGuard};
 pub use index::{Ellipsis, NewAxis, TensorIndex};
 pub use scalar::Scalar;
+pub use view_op::ViewOp;
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -46,11 +48,34 @@ pub const MAX_NDIM: usize = 64;
 /// assert_eq!(points_t.to_vec::<f32>()?, vec![0.0; 6]);
 /// # Ok::<(), strata::Error>(())
 /// ```
-#[derive(Clone)]
 pub struct Tensor {
     storage: Storage,
     layout: Layout,
     dtype: DType,
+}
+
+impl Clone for Tensor {
+    /// Another handle to the same view. With its dims inline (up to
+    /// [`INLINE_DIMS`](crate::layout::dims::INLINE_DIMS)) a tensor is copied whole, as one
+    /// value, after counting the new storage handle: the field-by-field copy went through
+    /// a temporary written in narrow stores and read back by wide loads, a store-forwarding
+    /// stall on every view op (see `layout::dims`).
+    #[inline]
+    fn clone(&self) -> Tensor {
+        if self.layout.inline() {
+            std::mem::forget(self.storage.clone());
+            // SAFETY: the storage handle was just counted (and the count's handle
+            // forgotten), so the copy owns one; the rest is a dtype and a layout whose
+            // lists are inline arrays of `Copy` values, valid under a bitwise copy.
+            unsafe { std::ptr::read(self) }
+        } else {
+            Tensor {
+                storage: self.storage.clone(),
+                layout: self.layout.clone(),
+                dtype: self.dtype,
+            }
+        }
+    }
 }
 
 impl fmt::Debug for Tensor {
@@ -122,19 +147,6 @@ impl Tensor {
             layout,
             dtype: self.dtype,
         };
-        self.checked_derived(op, out)
-    }
-
-    /// [`derived`](Self::derived) for the view ops that edit a layout in place: a copy
-    /// of this tensor whose layout `edit` changes where it already lies.
-    #[inline]
-    pub(crate) fn derive(
-        &self,
-        op: &'static str,
-        edit: impl FnOnce(&mut Layout) -> Result<()>,
-    ) -> Result<Tensor> {
-        let mut out = self.clone();
-        edit(&mut out.layout)?;
         self.checked_derived(op, out)
     }
 

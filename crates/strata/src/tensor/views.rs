@@ -2,7 +2,7 @@
 //! metadata work is in [`crate::layout::view`]); only `reshape`/`flatten` may copy, and
 //! only when no view can express the result.
 
-use super::Tensor;
+use super::{Tensor, ViewOp};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
@@ -18,7 +18,7 @@ impl Tensor {
     /// ```
     #[inline]
     pub fn view(&self, shape: &[i64]) -> Result<Tensor> {
-        self.derive("view", |l| l.view_in(shape))
+        self.derive(ViewOp::View(shape))
     }
 
     /// `reshape(shape)`: a view when [`view`](Self::view) would succeed, else a contiguous
@@ -52,7 +52,7 @@ impl Tensor {
     /// Swaps dims `d0` and `d1`.
     #[inline]
     pub fn transpose(&self, d0: i64, d1: i64) -> Result<Tensor> {
-        self.derive("transpose", |l| l.transpose_in(d0, d1))
+        self.derive(ViewOp::Transpose(d0, d1))
     }
 
     /// NumPy's name for [`transpose`](Self::transpose).
@@ -64,19 +64,19 @@ impl Tensor {
     /// Transpose of a tensor with at most 2 dims.
     #[inline]
     pub fn t(&self) -> Result<Tensor> {
-        self.derive("t", Layout::t_in)
+        self.derive(ViewOp::T)
     }
 
     /// Swaps the last two dims (`mT`).
     #[inline]
     pub fn mt(&self) -> Result<Tensor> {
-        self.derive("mT", Layout::mt_in)
+        self.derive(ViewOp::MT)
     }
 
     /// Reorders dims: result dim `i` is dim `dims[i]`.
     #[inline]
     pub fn permute(&self, dims: &[i64]) -> Result<Tensor> {
-        self.derive("permute", |l| l.permute_in(dims))
+        self.derive(ViewOp::Permute(dims))
     }
 
     /// Moves dims `src` to positions `dst`.
@@ -88,13 +88,13 @@ impl Tensor {
     /// `length` elements of `dim` from `start`.
     #[inline]
     pub fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Tensor> {
-        self.derive("narrow", |l| l.narrow_in(dim, start, length))
+        self.derive(ViewOp::Narrow(dim, start, length))
     }
 
     /// Element `index` of `dim`, dropping the dim.
     #[inline]
     pub fn select(&self, dim: i64, index: i64) -> Result<Tensor> {
-        self.derive("select", |l| l.select_in(dim, index))
+        self.derive(ViewOp::Select(dim, index))
     }
 
     /// `start:end:step` along `dim`, with Python's rules; negative steps are zero-copy.
@@ -114,13 +114,13 @@ impl Tensor {
         end: Option<i64>,
         step: i64,
     ) -> Result<Tensor> {
-        self.derive("slice", |l| l.slice_in(dim, start, end, step))
+        self.derive(ViewOp::Slice(dim, start, end, step))
     }
 
     /// Reverses `dims` through negative strides (zero-copy; PyTorch copies).
     #[inline]
     pub fn flip(&self, dims: &[i64]) -> Result<Tensor> {
-        self.derive("flip", |l| l.flip_in(dims))
+        self.derive(ViewOp::Flip(dims))
     }
 
     /// Broadcasts to `sizes` with stride-0 dims (`-1` keeps a size).
@@ -164,7 +164,7 @@ impl Tensor {
     /// Inserts a size-1 dim at `dim`.
     #[inline]
     pub fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
-        self.derive("unsqueeze", |l| l.unsqueeze_in(dim))
+        self.derive(ViewOp::Unsqueeze(dim))
     }
 
     /// A view with arbitrary `shape`, `strides` and `offset` (the tensor's own offset when
