@@ -640,3 +640,113 @@ def test_from_numpy_dtype_map_is_complete():
     assert st.from_numpy(np.zeros(1, np.intc)).dtype == st.int32
     assert st.from_numpy(np.zeros(1, np.longlong)).dtype == st.int64
     assert st.from_numpy(np.zeros(1, np.uintp)).dtype == st.uint64
+
+
+# Views are built straight into their objects (see `new_view` in crates/strata-py): the
+# objects must be indistinguishable from any other tensor object.
+IN_PLACE_VIEWS = (
+    ("T", lambda x: x.T),
+    ("mT", lambda x: x.mT),
+    ("t()", lambda x: x.t()),
+    ("transpose", lambda x: x.transpose(0, 1)),
+    ("permute", lambda x: x.permute(1, 0)),
+    ("narrow", lambda x: x.narrow(1, 1, 2)),
+    ("select", lambda x: x.select(0, 1)),
+    ("flip", lambda x: x.flip(0)),
+    ("unsqueeze", lambda x: x.unsqueeze(0)),
+    ("view", lambda x: x.view(4, 3) if isinstance(x, st.Tensor) else x.reshape(4, 3)),
+    ("[1:, ::-2]", lambda x: x[1:, ::-2]),
+    ("[0]", lambda x: x[0]),
+    ("[None, ..., 1]", lambda x: x[None, ..., 1]),
+)
+
+
+def np_view(name, fn, a):
+    if name in ("mT", "t()", "transpose", "permute"):
+        return a.T
+    if name == "narrow":
+        return a[:, 1:3]
+    if name == "select":
+        return a[1]
+    if name == "flip":
+        return a[::-1]
+    if name == "unsqueeze":
+        return a[None]
+    return fn(a)
+
+
+def test_views_built_in_place_are_whole_objects():
+    import strata._strata as core
+
+    assert core._views_built_in_place(), "views fell back to the pyo3 path"
+    a = np.arange(12.0).reshape(3, 4)
+    wa = weakref.ref(a)
+    base = st.from_numpy(a)
+    for name, fn in IN_PLACE_VIEWS:
+        v = fn(base)
+        assert type(v) is st.Tensor, name
+        w = weakref.ref(v)
+        assert w() is v
+        gc.collect()  # traverses the new objects
+        want = np_view(name, fn, a)
+        got = v.numpy()
+        np.testing.assert_array_equal(got, want, err_msg=name)
+        # Size-1 dims aside (a new axis has NumPy's stride 0, PyTorch's size * stride).
+        strides = [(n, s) for n, s in zip(got.shape, got.strides) if n != 1]
+        assert strides == [(n, s) for n, s in zip(want.shape, want.strides) if n != 1], name
+        assert np.shares_memory(got, a), name
+        del v, got
+        gc.collect()
+        assert w() is None, name
+    # A view outlives its source and keeps the array it wraps alive.
+    v = base.T[1:, ::-1]
+    del base, a
+    gc.collect()
+    assert wa() is not None
+    assert v.tolist() == np.arange(12.0).reshape(3, 4).T[1:, ::-1].tolist()
+    del v
+    gc.collect()
+    assert wa() is None
+
+    class Sub(st.Tensor):
+        pass
+
+    s = Sub([[1.0, 2.0]])
+    assert type(s.T) is st.Tensor and type(s[0]) is st.Tensor
+    assert s.T.tolist() == [[1.0], [2.0]]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda x: x.transpose(0, 5),
+        lambda x: x.permute(0, 0),
+        lambda x: x.permute(0, 9),
+        lambda x: x.narrow(0, 2, 5),
+        lambda x: x.select(1, 7),
+        lambda x: x.flip(0, 0),
+        lambda x: x.unsqueeze(4),
+        lambda x: x.view(5, 5),
+        lambda x: x[0, :, 9],
+        lambda x: x[::0],
+        lambda x: x[0, 0, 0],
+    ],
+)
+def test_failed_views_leave_nothing_behind(bad):
+    t = st.arange(6.0).view(2, 3)
+    before = sys.getrefcount(t)
+    for _ in range(3):
+        with pytest.raises(st.StrataError):
+            bad(t)
+    gc.collect()
+    blocks = sys.getallocatedblocks()
+    for _ in range(2000):
+        try:
+            bad(t)
+        except st.StrataError:
+            pass
+    gc.collect()
+    # Each failed call allocated an object and an error: none of them is kept.
+    assert sys.getallocatedblocks() - blocks < 100
+    assert sys.getrefcount(t) == before
+    assert t.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]

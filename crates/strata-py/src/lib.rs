@@ -39,5 +39,6 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     files::register(m)?;
     shm::register(m)?;
     m.add_function(wrap_pyfunction!(dlpack::from_dlpack, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor::views_built_in_place, m)?)?;
     Ok(())
 }

@@ -6,7 +6,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyEllipsis, PyInt, PyList, PySlice, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
-use strata::{DType, ErrorKind, Scalar, Tensor, TensorIndex};
+use strata::{DType, ErrorKind, Scalar, Tensor, TensorIndex, ViewOp};
 
 use crate::convert::{
     as_scalar, elements, index_arg, int_args, int_list, nest, scalar_to_py, sizes,
@@ -24,6 +24,84 @@ pub struct PyTensor {
 impl PyTensor {
     pub fn wrap(t: Tensor) -> PyTensor {
         PyTensor { inner: t }
+    }
+}
+
+/// Where pyo3 keeps the `PyTensor` inside a `Tensor` object, if building one by hand is
+/// exactly what pyo3 does: the type's allocator is `PyType_GenericAlloc` (which zero-fills)
+/// and, in an object pyo3 built, every byte after the object header that is not the
+/// value is zero. Checked once, on such an object; `None` sends [`new_view`] the pyo3 way.
+fn direct_offset(py: Python<'_>) -> Option<usize> {
+    static OFFSET: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *OFFSET.get_or_init(|| {
+        use pyo3::PyTypeInfo;
+        let tp = PyTensor::type_object_raw(py);
+        // SAFETY: `tp` is the live, ready type object of `PyTensor`.
+        let (alloc, size) = unsafe { ((*tp).tp_alloc, (*tp).tp_basicsize) };
+        // An external symbol of libpython: one address, whatever the codegen unit.
+        let generic = ffi::PyType_GenericAlloc as ffi::allocfunc;
+        if !alloc.is_some_and(|f| std::ptr::fn_addr_eq(f, generic)) {
+            return None;
+        }
+        let sample = Bound::new(py, PyTensor::wrap(Tensor::scalar(1i64))).ok()?;
+        let base = sample.as_ptr() as usize;
+        let off = (sample.get() as *const PyTensor as usize).checked_sub(base)?;
+        let end = off + std::mem::size_of::<PyTensor>();
+        let header = std::mem::size_of::<ffi::PyObject>();
+        let size = usize::try_from(size).ok()?;
+        if off < header || end > size {
+            return None;
+        }
+        // SAFETY: the object is alive (held by `sample`) and `size` bytes long.
+        let bytes = unsafe { std::slice::from_raw_parts(base as *const u8, size) };
+        let rest_zero = bytes[header..off]
+            .iter()
+            .chain(&bytes[end..])
+            .all(|&b| b == 0);
+        rest_zero.then_some(off)
+    })
+}
+
+/// Whether [`new_view`] builds views in their objects (`False`: the pyo3 way, slower),
+/// for the tests: a pyo3 upgrade that changes its object layout shows here.
+#[pyfunction]
+#[pyo3(name = "_views_built_in_place")]
+pub fn views_built_in_place(py: Python<'_>) -> bool {
+    direct_offset(py).is_some()
+}
+
+/// A new `Tensor` object holding the view `op` gives of `src`.
+///
+/// A copy of `src` is written straight into a freshly allocated object and edited where
+/// it lies ([`Tensor::view_in_place`]), rather than built, moved into a `Result`, then
+/// into pyo3's initializer and into the object: those moves read back, in wide loads,
+/// the words the edit had just stored one by one, which the CPU cannot forward from its
+/// store buffer; they were a third of a view op's time from Python.
+pub fn new_view<'py>(py: Python<'py>, src: &Tensor, op: ViewOp<'_>) -> PyResult<Bound<'py, PyAny>> {
+    let Some(off) = direct_offset(py) else {
+        let mut t = src.clone();
+        t.view_in_place(op).py()?;
+        return Ok(Bound::new(py, PyTensor::wrap(t))?.into_any());
+    };
+    use pyo3::PyTypeInfo;
+    let tp = PyTensor::type_object_raw(py);
+    // SAFETY: `direct_offset` checked that a zero-filled object from `PyType_GenericAlloc`
+    // with a `PyTensor` written at `off` is what pyo3 builds. The value is written before
+    // anything can see the object (no Python code runs between the allocation and the
+    // write, so the garbage collector cannot traverse it half-built); the edit goes
+    // through the only pointer to a value nobody else holds yet; on error, dropping
+    // `obj` frees a complete object (an unchanged copy of `src`).
+    unsafe {
+        let raw = ffi::PyType_GenericAlloc(tp, 0);
+        if raw.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        let slot = raw.cast::<u8>().add(off).cast::<PyTensor>();
+        // The clone is built in the object (`PyTensor` is `inner` alone), not beside it.
+        std::ptr::addr_of_mut!((*slot).inner).write(src.clone());
+        let obj = Bound::from_owned_ptr(py, raw);
+        (*slot).inner.view_in_place(op).py()?;
+        Ok(obj)
     }
 }
 
@@ -120,6 +198,21 @@ fn parse_entry(obj: &Bound<'_, PyAny>) -> PyResult<Entry> {
     ))
 }
 
+/// `PySlice_Unpack` of `s` into `slot` (written where it lies, see [`fast_entry`]):
+/// `false`, with the Python error set, when the rule refuses a bound.
+fn unpack_slice(s: &Bound<'_, PySlice>, slot: &mut TensorIndex) -> bool {
+    let (mut start, mut stop, mut step): (ffi::Py_ssize_t, ffi::Py_ssize_t, ffi::Py_ssize_t) =
+        (0, 0, 0);
+    // SAFETY: `s` is a live slice object (checked by the caller's cast, borrowed for the
+    // call, with the thread attached to the interpreter); the out-pointers are locals.
+    let rc = unsafe { ffi::PySlice_Unpack(s.as_ptr(), &mut start, &mut stop, &mut step) };
+    if rc != 0 {
+        return false;
+    }
+    *slot = TensorIndex::slice(Some(start as i64), Some(stop as i64), step as i64);
+    true
+}
+
 /// A slice entry of a key, by Python's rule for slice bounds: `None` or anything with
 /// `__index__` (so a bool is the int it subclasses: `[10, 20][True:]` is `[20]`, as in
 /// Python and NumPy), ints beyond `isize` clamped. CPython's `PySlice_Unpack` applies the
@@ -128,17 +221,9 @@ fn parse_entry(obj: &Bound<'_, PyAny>) -> PyResult<Entry> {
 /// dim exactly as it would `None`.
 fn slice_index(s: &Bound<'_, PySlice>) -> PyResult<TensorIndex> {
     let py = s.py();
-    let (mut start, mut stop, mut step): (ffi::Py_ssize_t, ffi::Py_ssize_t, ffi::Py_ssize_t) =
-        (0, 0, 0);
-    // SAFETY: `s` is a live slice object (checked by the caller's cast, borrowed for the
-    // call, with the thread attached to the interpreter); the out-pointers are locals.
-    let rc = unsafe { ffi::PySlice_Unpack(s.as_ptr(), &mut start, &mut stop, &mut step) };
-    if rc == 0 {
-        return Ok(TensorIndex::slice(
-            Some(start as i64),
-            Some(stop as i64),
-            step as i64,
-        ));
+    let mut slot = TensorIndex::NewAxis;
+    if unpack_slice(s, &mut slot) {
+        return Ok(slot);
     }
     let raised = PyErr::fetch(py);
     // Our texts for the rule's two errors; anything else (an `__index__` that raised) as
@@ -182,29 +267,33 @@ fn fast_key(key: &Bound<'_, PyAny>, buf: &mut [TensorIndex; FAST_KEY]) -> Option
             return None;
         }
         for (slot, item) in buf.iter_mut().zip(t.iter()) {
-            *slot = fast_entry(&item)?;
+            fast_entry(&item, slot)?;
         }
         return Some(n);
     }
-    buf[0] = fast_entry(key)?;
+    fast_entry(key, &mut buf[0])?;
     Some(1)
 }
 
-fn fast_entry(obj: &Bound<'_, PyAny>) -> Option<TensorIndex> {
+/// Parses one entry of a fast key into `slot` (written where it lies: a `TensorIndex`
+/// returned by value and then moved into the key stalls the wide loads of the move).
+fn fast_entry(obj: &Bound<'_, PyAny>, slot: &mut TensorIndex) -> Option<()> {
     if obj.is_exact_instance_of::<PyInt>() {
-        return obj.extract::<i64>().ok().map(TensorIndex::Int);
+        *slot = TensorIndex::Int(obj.extract::<i64>().ok()?);
+    } else if let Ok(s) = obj.cast::<PySlice>() {
+        if !unpack_slice(s, slot) {
+            // The general path raises it again, with its text.
+            drop(PyErr::fetch(obj.py()));
+            return None;
+        }
+    } else if obj.is_none() {
+        *slot = TensorIndex::NewAxis;
+    } else if obj.is_instance_of::<PyEllipsis>() {
+        *slot = TensorIndex::Ellipsis;
+    } else {
+        return None;
     }
-    if let Ok(s) = obj.cast::<PySlice>() {
-        // Any error is raised again by the general path.
-        return slice_index(s).ok();
-    }
-    if obj.is_none() {
-        return Some(TensorIndex::NewAxis);
-    }
-    if obj.is_instance_of::<PyEllipsis>() {
-        return Some(TensorIndex::Ellipsis);
-    }
-    None
+    Some(())
 }
 
 fn parse_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<Entry>> {
@@ -395,10 +484,6 @@ fn linear_positions(a: &Advanced) -> PyResult<Vec<i64>> {
 }
 
 fn getitem(t: &Tensor, key: &Bound<'_, PyAny>) -> PyResult<Tensor> {
-    let mut buf = [TensorIndex::NewAxis; FAST_KEY];
-    if let Some(n) = fast_key(key, &mut buf) {
-        return t.index(&buf[..n]).py();
-    }
     let plan = plan_index(t, parse_key(key)?)?;
     if plan.advanced.is_empty() {
         return Ok(plan.view);
@@ -642,21 +727,18 @@ impl PyTensor {
 
     /// `view(*shape)` or `view(dtype)`.
     #[pyo3(signature = (*args))]
-    fn view(&self, args: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+    fn view<'py>(&self, args: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
         if args.len() == 1 {
             let a = args.get_item(0)?;
             // A plain int is a shape: skip the two failed extractions (they build errors).
             if !a.is_exact_instance_of::<PyInt>()
                 && (a.extract::<PyDType>().is_ok() || a.extract::<String>().is_ok())
             {
-                return self
-                    .inner
-                    .view_dtype(parse_dtype(&a)?)
-                    .py()
-                    .map(PyTensor::wrap);
+                let t = self.inner.view_dtype(parse_dtype(&a)?).py()?;
+                return Ok(Bound::new(args.py(), PyTensor::wrap(t))?.into_any());
             }
         }
-        self.inner.view(&int_args(args)?).py().map(PyTensor::wrap)
+        new_view(args.py(), &self.inner, ViewOp::View(&int_args(args)?))
     }
 
     #[pyo3(signature = (*shape))]
@@ -692,24 +774,30 @@ impl PyTensor {
             .map(PyTensor::wrap)
     }
 
-    fn transpose(&self, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
-        self.inner.transpose(dim0, dim1).py().map(PyTensor::wrap)
+    fn transpose<'py>(&self, py: Python<'py>, dim0: i64, dim1: i64) -> PyResult<Bound<'py, PyAny>> {
+        new_view(py, &self.inner, ViewOp::Transpose(dim0, dim1))
     }
 
-    fn swapaxes(&self, axis0: i64, axis1: i64) -> PyResult<PyTensor> {
-        self.transpose(axis0, axis1)
+    fn swapaxes<'py>(
+        &self,
+        py: Python<'py>,
+        axis0: i64,
+        axis1: i64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.transpose(py, axis0, axis1)
     }
 
-    fn swapdims(&self, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
-        self.transpose(dim0, dim1)
+    fn swapdims<'py>(&self, py: Python<'py>, dim0: i64, dim1: i64) -> PyResult<Bound<'py, PyAny>> {
+        self.transpose(py, dim0, dim1)
     }
 
     #[pyo3(signature = (*dims))]
-    fn permute(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        self.inner
-            .permute(&int_args(dims)?)
-            .py()
-            .map(PyTensor::wrap)
+    fn permute<'py>(
+        &self,
+        py: Python<'py>,
+        dims: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        new_view(py, &self.inner, ViewOp::Permute(&int_args(dims)?))
     }
 
     fn movedim(
@@ -731,41 +819,48 @@ impl PyTensor {
         self.movedim(source, destination)
     }
 
-    fn t(&self) -> PyResult<PyTensor> {
-        self.inner.t().py().map(PyTensor::wrap)
+    fn t<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        new_view(py, &self.inner, ViewOp::T)
     }
 
     /// All dims reversed (PyTorch's `T`).
     #[getter(T)]
-    fn big_t(&self) -> PyResult<PyTensor> {
+    fn big_t<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let n = self.inner.ndim() as i64;
         // The 2-D case is one swap; `permute` would check a whole dim list.
         if n == 2 {
-            return self.inner.transpose(0, 1).py().map(PyTensor::wrap);
+            return new_view(py, &self.inner, ViewOp::Transpose(0, 1));
         }
         let rev: crate::convert::Ints = (0..n).rev().collect();
-        self.inner.permute(&rev).py().map(PyTensor::wrap)
+        new_view(py, &self.inner, ViewOp::Permute(&rev))
     }
 
     #[getter(mT)]
-    fn m_t(&self) -> PyResult<PyTensor> {
-        self.inner.mt().py().map(PyTensor::wrap)
+    fn m_t<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        new_view(py, &self.inner, ViewOp::MT)
     }
 
-    fn narrow(&self, dim: i64, start: i64, length: i64) -> PyResult<PyTensor> {
-        self.inner
-            .narrow(dim, start, length)
-            .py()
-            .map(PyTensor::wrap)
+    fn narrow<'py>(
+        &self,
+        py: Python<'py>,
+        dim: i64,
+        start: i64,
+        length: i64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        new_view(py, &self.inner, ViewOp::Narrow(dim, start, length))
     }
 
-    fn select(&self, dim: i64, index: i64) -> PyResult<PyTensor> {
-        self.inner.select(dim, index).py().map(PyTensor::wrap)
+    fn select<'py>(&self, py: Python<'py>, dim: i64, index: i64) -> PyResult<Bound<'py, PyAny>> {
+        new_view(py, &self.inner, ViewOp::Select(dim, index))
     }
 
     #[pyo3(signature = (*dims))]
-    fn flip(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        self.inner.flip(&int_args(dims)?).py().map(PyTensor::wrap)
+    fn flip<'py>(
+        &self,
+        py: Python<'py>,
+        dims: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        new_view(py, &self.inner, ViewOp::Flip(&int_args(dims)?))
     }
 
     #[pyo3(signature = (*sizes))]
@@ -795,8 +890,8 @@ impl PyTensor {
         .map(PyTensor::wrap)
     }
 
-    fn unsqueeze(&self, dim: i64) -> PyResult<PyTensor> {
-        self.inner.unsqueeze(dim).py().map(PyTensor::wrap)
+    fn unsqueeze<'py>(&self, py: Python<'py>, dim: i64) -> PyResult<Bound<'py, PyAny>> {
+        new_view(py, &self.inner, ViewOp::Unsqueeze(dim))
     }
 
     #[pyo3(signature = (size, stride, storage_offset=None))]
@@ -888,8 +983,13 @@ impl PyTensor {
 
     // ----- indexing -----
 
-    fn __getitem__(&self, key: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        getitem(&self.inner, key).map(PyTensor::wrap)
+    fn __getitem__<'py>(&self, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = key.py();
+        let mut buf = [TensorIndex::NewAxis; FAST_KEY];
+        if let Some(n) = fast_key(key, &mut buf) {
+            return new_view(py, &self.inner, ViewOp::Index(&buf[..n]));
+        }
+        Ok(Bound::new(py, PyTensor::wrap(getitem(&self.inner, key)?))?.into_any())
     }
 
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
