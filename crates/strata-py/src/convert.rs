@@ -42,23 +42,47 @@ pub type Ints = SmallVec<[i64; 8]>;
 
 /// Shape arguments given as `f(2, 3)` or `f((2, 3))` / `f([2, 3])`.
 pub fn shape_args(args: &Bound<'_, PyTuple>) -> PyResult<Vec<i64>> {
-    int_args(args).map(Ints::into_vec)
+    let mut out = Ints::new();
+    int_args(args, &mut out)?;
+    Ok(out.into_vec())
 }
 
-/// [`shape_args`] without a heap allocation for the usual few dims (the hot view methods
-/// `view`, `reshape`, `permute` and `flip` take their dims through here).
-pub fn int_args(args: &Bound<'_, PyTuple>) -> PyResult<Ints> {
+/// [`shape_args`] into `out`, without a heap allocation for the usual few dims (the hot
+/// view methods `view`, `reshape`, `permute`, `flip` and `expand` take their dims through
+/// here). `out` is the caller's: a list returned by value is moved out in wide loads of
+/// values just stored one by one, a store-forwarding stall.
+pub fn int_args(args: &Bound<'_, PyTuple>, out: &mut Ints) -> PyResult<()> {
     if args.len() == 1 {
         let first = args.get_item(0)?;
         if !first.is_instance_of::<PyInt>() {
-            return int_list(&first).map(Ints::from_vec);
+            out.extend(int_list(&first)?);
+            return Ok(());
         }
     }
-    let mut out = Ints::new();
     for a in args.iter() {
         out.push(index_arg(&a)?);
     }
-    Ok(out)
+    Ok(())
+}
+
+/// The value of an exact `int` (checked by the caller). pyo3's `extract` asks for the
+/// pending error whenever the value is -1 (the C API's error sentinel), which takes and
+/// normalizes the error state: a third of `t.view(-1)`'s own time. An int cannot fail
+/// the conversion but by overflow, which `extract` then reports with its usual error.
+#[inline]
+pub fn exact_int(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    let mut overflow = 0;
+    // SAFETY: `obj` is a live int (the caller checked its exact type) borrowed for the
+    // call, with the thread attached; `overflow` is a local.
+    let v = unsafe { pyo3::ffi::PyLong_AsLongLongAndOverflow(obj.as_ptr(), &mut overflow) };
+    if overflow == 0 && v != -1 {
+        return Ok(v);
+    }
+    // SAFETY: as above; only reads the thread's error indicator.
+    if overflow == 0 && unsafe { pyo3::ffi::PyErr_Occurred() }.is_null() {
+        return Ok(v);
+    }
+    obj.extract()
 }
 
 /// An integer argument (anything with `__index__`).
@@ -66,7 +90,7 @@ pub fn index_arg(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
     // A plain int is its own `__index__`: read it directly (the common case; it skips two
     // attribute lookups and a call).
     if obj.is_exact_instance_of::<PyInt>() {
-        return obj.extract();
+        return exact_int(obj);
     }
     if obj.is_instance_of::<PyBool>() || obj.is_instance_of::<PyFloat>() {
         return Err(err(

@@ -9,7 +9,7 @@ use pyo3::{PyTraverseError, PyVisit};
 use strata::{DType, ErrorKind, Scalar, Tensor, TensorIndex, ViewOp};
 
 use crate::convert::{
-    as_scalar, elements, index_arg, int_args, int_list, nest, scalar_to_py, sizes,
+    as_scalar, elements, index_arg, int_args, int_list, nest, scalar_to_py, sizes, Ints,
 };
 use crate::dtype::{parse_dtype, PyDType};
 use crate::errors::{err, IntoPy};
@@ -279,7 +279,7 @@ fn fast_key(key: &Bound<'_, PyAny>, buf: &mut [TensorIndex; FAST_KEY]) -> Option
 /// returned by value and then moved into the key stalls the wide loads of the move).
 fn fast_entry(obj: &Bound<'_, PyAny>, slot: &mut TensorIndex) -> Option<()> {
     if obj.is_exact_instance_of::<PyInt>() {
-        *slot = TensorIndex::Int(obj.extract::<i64>().ok()?);
+        *slot = TensorIndex::Int(crate::convert::exact_int(obj).ok()?);
     } else if let Ok(s) = obj.cast::<PySlice>() {
         if !unpack_slice(s, slot) {
             // The general path raises it again, with its text.
@@ -738,15 +738,22 @@ impl PyTensor {
                 return Ok(Bound::new(args.py(), PyTensor::wrap(t))?.into_any());
             }
         }
-        new_view(args.py(), &self.inner, ViewOp::View(&int_args(args)?))
+        let mut shape = Ints::new();
+        int_args(args, &mut shape)?;
+        new_view(args.py(), &self.inner, ViewOp::View(&shape))
     }
 
     #[pyo3(signature = (*shape))]
-    fn reshape(&self, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        self.inner
-            .reshape(&int_args(shape)?)
-            .py()
-            .map(PyTensor::wrap)
+    fn reshape<'py>(&self, shape: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+        let py = shape.py();
+        let mut s = Ints::new();
+        int_args(shape, &mut s)?;
+        if self.inner.is_contiguous() {
+            // Always a view (or reshape's own error): built in its object.
+            return new_view(py, &self.inner, ViewOp::Reshape(&s));
+        }
+        let t = self.inner.reshape(&s).py()?;
+        Ok(Bound::new(py, PyTensor::wrap(t))?.into_any())
     }
 
     fn view_as(&self, other: &PyTensor) -> PyResult<PyTensor> {
@@ -797,7 +804,9 @@ impl PyTensor {
         py: Python<'py>,
         dims: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        new_view(py, &self.inner, ViewOp::Permute(&int_args(dims)?))
+        let mut order = Ints::new();
+        int_args(dims, &mut order)?;
+        new_view(py, &self.inner, ViewOp::Permute(&order))
     }
 
     fn movedim(
@@ -831,7 +840,7 @@ impl PyTensor {
         if n == 2 {
             return new_view(py, &self.inner, ViewOp::Transpose(0, 1));
         }
-        let rev: crate::convert::Ints = (0..n).rev().collect();
+        let rev: Ints = (0..n).rev().collect();
         new_view(py, &self.inner, ViewOp::Permute(&rev))
     }
 
@@ -860,13 +869,19 @@ impl PyTensor {
         py: Python<'py>,
         dims: &Bound<'py, PyTuple>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        new_view(py, &self.inner, ViewOp::Flip(&int_args(dims)?))
+        let mut which = Ints::new();
+        int_args(dims, &mut which)?;
+        new_view(py, &self.inner, ViewOp::Flip(&which))
     }
 
     #[pyo3(signature = (*sizes))]
     fn expand(&self, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
         self.inner
-            .expand(&int_args(sizes)?)
+            .expand(&{
+                let mut s = Ints::new();
+                int_args(sizes, &mut s)?;
+                s
+            })
             .py()
             .map(PyTensor::wrap)
     }

@@ -246,6 +246,24 @@ impl<T: Copy + Default> DimVec<T> {
         }
     }
 
+    /// Makes the list `n` copies of `v`, where it lies ([`from_elem`](Self::from_elem)
+    /// assigned over it would build a temporary and move it in).
+    #[inline]
+    pub fn set_elem(&mut self, v: T, n: usize) {
+        match self {
+            DimVec::Inline { len, buf } if n <= INLINE_DIMS => {
+                buf[..n].fill(v);
+                buf[n..].fill(T::default());
+                *len = InlineLen::of(n);
+            }
+            DimVec::Heap(vec) => {
+                vec.clear();
+                vec.resize(n, v);
+            }
+            DimVec::Inline { .. } => *self = Self::from_elem(v, n),
+        }
+    }
+
     /// The values as a `Vec`.
     pub fn into_vec(self) -> Vec<T> {
         match self {

@@ -87,7 +87,7 @@ fn compute_stride_into(
     new_strides: &mut Strides,
 ) -> bool {
     if old_shape.is_empty() {
-        *new_strides = Strides::from_elem(1, new_shape.len());
+        new_strides.set_elem(1, new_shape.len());
         return true;
     }
     let numel: usize = old_shape.iter().product();
@@ -100,7 +100,7 @@ fn compute_stride_into(
         };
         return true;
     }
-    *new_strides = Strides::from_elem(0, new_shape.len());
+    new_strides.set_elem(0, new_shape.len());
     let Some(&last) = old_strides.last() else {
         return false;
     };
@@ -242,8 +242,15 @@ impl Layout {
     /// [`view`](Self::view) in place.
     #[inline]
     pub(crate) fn view_in(&mut self, shape: &[i64]) -> Result<()> {
+        self.view_as_in("view", shape)
+    }
+
+    /// [`view_in`](Self::view_in) under `op`'s name in error texts (`reshape` where it
+    /// is a view).
+    #[inline]
+    pub(crate) fn view_as_in(&mut self, op: &'static str, shape: &[i64]) -> Result<()> {
         let src = self.clone();
-        match self.reshaped_from(&src, "view", shape) {
+        match self.reshaped_from(&src, op, shape) {
             Ok(true) => Ok(()),
             Ok(false) => {
                 let e = Error::ViewIncompatible {
@@ -268,7 +275,7 @@ impl Layout {
     #[inline]
     fn reshaped_from(&mut self, src: &Layout, op: &'static str, shape: &[i64]) -> Result<bool> {
         let numel = src.numel();
-        self.shape = Shape::with_capacity(shape.len());
+        self.shape.truncate(0);
         infer_size_into(op, shape, numel, &mut self.shape)?;
         if !compute_stride_into(&src.shape, &src.strides, &self.shape, &mut self.strides) {
             return Ok(false);

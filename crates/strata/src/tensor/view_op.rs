@@ -21,6 +21,10 @@ use crate::layout::Layout;
 pub enum ViewOp<'a> {
     /// [`Tensor::view`] (shape only).
     View(&'a [i64]),
+    /// [`Tensor::reshape`] where it is a view; where it would copy, the error of `view`
+    /// ([`Error::ViewIncompatible`](crate::Error::ViewIncompatible)). Other errors name
+    /// `reshape`.
+    Reshape(&'a [i64]),
     /// [`Tensor::transpose`].
     Transpose(i64, i64),
     /// [`Tensor::t`].
@@ -48,6 +52,7 @@ impl ViewOp<'_> {
     pub fn name(&self) -> &'static str {
         match self {
             ViewOp::View(_) => "view",
+            ViewOp::Reshape(_) => "reshape",
             ViewOp::Transpose(..) => "transpose",
             ViewOp::T => "t",
             ViewOp::MT => "mT",
@@ -70,7 +75,7 @@ impl ViewOp<'_> {
                 .filter(|e| matches!(e, TensorIndex::NewAxis))
                 .count(),
             // A view's shape is its own list: count it all.
-            ViewOp::View(shape) => shape.len(),
+            ViewOp::View(shape) | ViewOp::Reshape(shape) => shape.len(),
             _ => 0,
         }
     }
@@ -79,6 +84,7 @@ impl ViewOp<'_> {
     fn edit(self, l: &mut Layout) -> Result<()> {
         match self {
             ViewOp::View(shape) => l.view_in(shape),
+            ViewOp::Reshape(shape) => l.view_as_in("reshape", shape),
             ViewOp::Transpose(d0, d1) => l.transpose_in(d0, d1),
             ViewOp::T => l.t_in(),
             ViewOp::MT => l.mt_in(),
