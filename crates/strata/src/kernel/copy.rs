@@ -9,6 +9,47 @@ use crate::storage::borrow;
 use crate::tensor::Tensor;
 use crate::with_dtype;
 
+/// Runs of this many bytes, up to [`OWN_LOOP_MAX`], are copied by [`copy_bytes`]'s own
+/// loop.
+const OWN_LOOP_MIN: usize = 2048;
+
+/// Longer runs (a whole large contiguous tensor) go back to `memmove`, which streams
+/// them past the cache with non-temporal stores.
+const OWN_LOOP_MAX: usize = 1 << 20;
+
+/// `n` bytes from `src` to `dst` (which may be the same memory, or overlap).
+///
+/// Long non-overlapping runs go through a loop of 64-byte moves with the stores aligned,
+/// not through `memmove`: glibc copies such runs with `rep movsb`, whose speed here
+/// depends on where the two buffers sit relative to each other (copying the rows of a
+/// flipped 8192² f32 tensor took 19 ms when source and destination were congruent mod
+/// 32 bytes, 25-36 ms when they were 16 bytes apart), and a fresh output of ours is not
+/// congruent to an input NumPy allocated.
+///
+/// # Safety
+/// `src` readable and `dst` writable for `n` bytes.
+#[inline]
+unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
+    let apart = (src as usize).abs_diff(dst as usize);
+    // SAFETY: the caller's guarantee; the loop runs only when the ranges are disjoint,
+    // each move stays below `n`.
+    unsafe {
+        if !(OWN_LOOP_MIN..=OWN_LOOP_MAX).contains(&n) || apart < n {
+            std::ptr::copy(src, dst, n);
+            return;
+        }
+        let head = dst.align_offset(64).min(n);
+        std::ptr::copy_nonoverlapping(src, dst, head);
+        let mut k = head;
+        while k + 64 <= n {
+            // A constant-size move: vector loads and stores, no call.
+            std::ptr::copy_nonoverlapping(src.add(k), dst.add(k), 64);
+            k += 64;
+        }
+        std::ptr::copy_nonoverlapping(src.add(k), dst.add(k), n - k);
+    }
+}
+
 /// Inner kernel: `len` elements from `p[1]` (type S) to `p[0]` (type D), cast.
 ///
 /// # Safety
@@ -22,9 +63,7 @@ unsafe fn cast_run<D: Element, S: Element>(p: [*mut u8; 2], s: [isize; 2], len: 
     unsafe {
         if s[0] == ds && s[1] == ss {
             if D::DTYPE == S::DTYPE {
-                // Same bytes: a memmove (source and destination may be the same memory
-                // when a tensor is copied onto itself).
-                std::ptr::copy(i, o, len * ds as usize);
+                copy_bytes(i, o, len * ds as usize);
             } else {
                 for k in 0..len as isize {
                     S::load(i.offset(k * ss))
@@ -141,4 +180,39 @@ pub(crate) fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
     // matches the operands' item sizes.
     unsafe { kernel(&lp) };
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `copy_bytes` against `copy_within` on one buffer: runs on both sides of its own
+    /// loop's threshold, every alignment of source and destination within a 64-byte
+    /// line, disjoint and overlapping (forwards and backwards) ranges.
+    #[test]
+    fn copy_bytes_matches_memmove() {
+        let pattern: Vec<u8> = (0..40_000u32).map(|k| (k * 7 + k / 251) as u8).collect();
+        for n in [
+            0,
+            1,
+            63,
+            OWN_LOOP_MIN - 1,
+            OWN_LOOP_MIN,
+            OWN_LOOP_MIN + 65,
+            9_001,
+        ] {
+            for (s, d) in [(0, 20_000), (3, 20_064), (17, 20_005), (40, 20_040)]
+                .into_iter()
+                .chain([(100, 100), (100, 137), (137, 100), (64, 64 + n / 2)])
+            {
+                let mut got = pattern.clone();
+                let mut want = pattern.clone();
+                let base = got.as_mut_ptr();
+                // SAFETY: both ranges lie inside the 40 000-byte buffer.
+                unsafe { copy_bytes(base.add(s), base.add(d), n) };
+                want.copy_within(s..s + n, d);
+                assert!(got == want, "n {n}, src {s}, dst {d}");
+            }
+        }
+    }
 }
