@@ -135,6 +135,9 @@ unsafe fn run_copy<T: Element>(lp: &Loop<2>) {
 /// An input that partially overlaps `dst` in memory is staged through a compact copy
 /// first, so the result is always that of reading `src` completely before writing.
 pub(crate) fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
+    if dst.dtype() == src.dtype() && dst.shape() == src.shape() && dst.numel() <= SMALL_COPY {
+        return copy_small(dst, src);
+    }
     let bshape = broadcast_shapes("copy_", dst.shape(), src.shape())?;
     if bshape.as_slice() != dst.shape() {
         return Err(Error::shape(
@@ -182,9 +185,103 @@ pub(crate) fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
     Ok(())
 }
 
+/// Elements up to which a same-dtype copy between two layouts of one shape walks the
+/// elements directly, without the loop planner: the planner's set-up (simplify, sort,
+/// coalesce, the tile decision) was most of a small copy's time (`t.T.contiguous()` of a
+/// 4x4 tensor from Python: 910 ns against NumPy's 250).
+const SMALL_COPY: usize = 1024;
+
+/// [`copy_into`] for a small same-dtype, same-shape copy: the same checks, borrows and
+/// version bump, then one odometer walk over the coordinates.
+fn copy_small(dst: &Tensor, src: &Tensor) -> Result<()> {
+    dst.check_write("copy_")?;
+    let src = plan::stage_if_overlapping(dst, src)?;
+    let _g = borrow::acquire("copy_", &[(dst.storage(), true), (src.storage(), false)])?;
+    dst.storage().bump_version();
+    let walk: unsafe fn(&Tensor, &Tensor) = match dst.dtype().itemsize() {
+        1 => walk_copy::<u8>,
+        2 => walk_copy::<u16>,
+        4 => walk_copy::<u32>,
+        _ => walk_copy::<u64>,
+    };
+    // SAFETY: as in `copy_into`: both layouts lie inside their storages (L4), borrowed
+    // above; dst does not overlap itself and src is disjoint from it, identical, or staged;
+    // `T` has the operands' item size.
+    unsafe { walk(dst, &src) };
+    Ok(())
+}
+
+/// Copies every element of `src` to the same coordinates of `dst` (same shape), as `T`.
+///
+/// # Safety
+/// Both tensors' layouts lie inside their storages, which are borrowed by the caller
+/// (dst exclusively); `T`'s size is the item size of both; dst does not overlap src
+/// unless it is src.
+unsafe fn walk_copy<T: Copy>(dst: &Tensor, src: &Tensor) {
+    let n = dst.numel();
+    let shape = dst.shape();
+    let (ds, ss) = (dst.strides(), src.strides());
+    let o = dst.storage().data_ptr().cast::<T>();
+    let i = src.storage().data_ptr().cast::<T>().cast_const();
+    let (mut po, mut pi) = (dst.offset() as isize, src.offset() as isize);
+    let mut at = [0usize; crate::tensor::MAX_NDIM];
+    for _ in 0..n {
+        // SAFETY: `(po, pi)` are the element indices of one coordinate inside both
+        // layouts (the walk below only visits coordinates within the shape).
+        unsafe { o.offset(po).write_unaligned(i.offset(pi).read_unaligned()) };
+        for d in (0..shape.len()).rev() {
+            at[d] += 1;
+            po += ds[d];
+            pi += ss[d];
+            if at[d] < shape[d] {
+                break;
+            }
+            po -= ds[d] * shape[d] as isize;
+            pi -= ss[d] * shape[d] as isize;
+            at[d] = 0;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The small-copy walk reads all of an overlapping source before writing (staged, as
+    /// the planned path does), both ways along a storage, and takes any strides.
+    #[test]
+    fn small_copies_stage_overlaps_and_walk_any_layout() {
+        use crate::dtype::DType;
+        for (to, from) in [(1i64, 0i64), (0, 1)] {
+            let t = Tensor::arange(0, 10, 1, DType::I64).unwrap();
+            let want: Vec<i64> = {
+                let mut v: Vec<i64> = (0..10).collect();
+                let s: Vec<i64> = v[from as usize..from as usize + 9].to_vec();
+                v[to as usize..to as usize + 9].copy_from_slice(&s);
+                v
+            };
+            let dst = t.slice(0, Some(to), Some(to + 9), 1).unwrap();
+            let src = t.slice(0, Some(from), Some(from + 9), 1).unwrap();
+            dst.copy_(&src).unwrap();
+            assert_eq!(t.to_vec::<i64>().unwrap(), want, "to {to} from {from}");
+        }
+        let x = Tensor::arange(0, 42, 1, DType::I16).unwrap();
+        let x = x.view(&[6, 7]).unwrap();
+        let src = x.t().unwrap().flip(&[1]).unwrap();
+        let src = src.slice(0, None, None, 2).unwrap();
+        let got = src.contiguous().unwrap().to_vec::<i16>().unwrap();
+        let mut want = Vec::new();
+        for r in (0..7).step_by(2) {
+            for c in (0..6).rev() {
+                want.push((c * 7 + r) as i16);
+            }
+        }
+        assert_eq!(got, want);
+        let b = Tensor::arange(0, 3, 1, DType::F64).unwrap();
+        let b = b.view(&[3, 1]).unwrap().expand(&[3, 4]).unwrap();
+        let got = b.contiguous().unwrap().to_vec::<f64>().unwrap();
+        assert_eq!(got, (0..12).map(|k| (k / 4) as f64).collect::<Vec<_>>());
+    }
 
     /// `copy_bytes` against `copy_within` on one buffer: runs on both sides of its own
     /// loop's threshold, every alignment of source and destination within a 64-byte
