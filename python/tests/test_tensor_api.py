@@ -344,6 +344,21 @@ def test_clone_and_to():
     assert c.untyped_storage() != t.untyped_storage()
     assert c.stride() == t.stride()  # preserves a dense layout's order
     assert c.tolist() == t.tolist()
+    # Any layout, small (walked directly) and large (the planned copy): a fresh storage
+    # holding every element, which is not left zeroed anywhere.
+    for n in (3, 100):
+        a = np.arange(n * n * 2, dtype=np.float32).reshape(n, 2 * n) + 1
+        x = st.from_numpy(a)
+        cases = (
+            (x.flip(0)[:, ::3], a[::-1, ::3]),
+            (x.T, a.T),
+            (x[:1].expand(4, 2 * n), np.broadcast_to(a[:1], (4, 2 * n))),
+            (x[1::2, None], a[1::2, None]),
+        )
+        for view, want in cases:
+            c = view.clone()
+            assert c.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+            np.testing.assert_array_equal(c.numpy(), want)
     assert t.to(st.float64).dtype == st.float64
     assert t.to("float16").dtype == st.float16
     assert t.to(np.int32).dtype == st.int32

@@ -1115,13 +1115,9 @@ impl PyTensor {
     /// A copy; `memory_format="preserve"` (default) keeps a dense layout's dim order.
     fn clone(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let t = self.inner.clone();
-        crate::ops::nogil(py, t.numel(), move || {
-            let out = strata::kernel::plan::empty_for(t.shape(), t.dtype(), &[&t])?;
-            out.copy_(&t)?;
-            Ok(out)
-        })
-        .py()
-        .map(PyTensor::wrap)
+        crate::ops::nogil(py, t.numel(), move || t.clone_data())
+            .py()
+            .map(PyTensor::wrap)
     }
 
     /// `to(dtype)`; also accepts a device string "cpu".

@@ -187,6 +187,26 @@ impl Tensor {
         self.copied_as(self.dtype)
     }
 
+    /// PyTorch's `clone()`: a copy in fresh storage whose dim order follows this
+    /// tensor's (a transposed tensor gives a transposed copy, as `preserve_format` does;
+    /// broadcast and overlapping dims are laid out compactly). [`Clone`] on a `Tensor` is
+    /// another handle to the same view; this copies the data.
+    ///
+    /// ```
+    /// let x = strata::Tensor::arange(0, 6, 1, strata::DType::F32)?.view(&[2, 3])?;
+    /// let c = x.t()?.clone_data()?;
+    /// assert_eq!((c.strides(), c.same_storage(&x)), (&[1, 3][..], false));
+    /// assert_eq!(c.to_vec::<f32>()?, x.t()?.to_vec::<f32>()?);
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    #[doc(alias = "clone")]
+    pub fn clone_data(&self) -> Result<Tensor> {
+        // Not zeroed: `copy_` writes every element before `out` is returned (S5).
+        let out = crate::kernel::plan::output_for(self.shape(), self.dtype, &[self])?;
+        out.copy_(self)?;
+        Ok(out)
+    }
+
     /// A compact row-major copy of `dtype` in fresh storage.
     fn copied_as(&self, dtype: DType) -> Result<Tensor> {
         // Not zeroed: `copy_` writes every element before `out` is returned (S5).
