@@ -77,19 +77,11 @@ where
 }
 
 /// Elements of the broadcast result of `shapes`: the work of an elementwise op, whose
-/// output can be far larger than any input (`(1000, 1) + (1, 1000)`). Sizes that do not
-/// broadcast count as the larger; the op then fails anyway.
+/// output can be far larger than any input (`(1000, 1) + (1, 1000)`). Shapes that do not
+/// broadcast count as no work: the op fails at once, with the GIL held.
 fn broadcast_numel(shapes: &[&[usize]]) -> usize {
-    let nd = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
-    (1..=nd)
-        .map(|i| {
-            shapes
-                .iter()
-                .map(|s| if i <= s.len() { s[s.len() - i] } else { 1 })
-                .max()
-                .unwrap_or(1)
-        })
-        .fold(1, usize::saturating_mul)
+    strata::layout::broadcast::broadcast_all("", shapes)
+        .map_or(0, |s| s.iter().fold(1, |n, &k| n.saturating_mul(k)))
 }
 
 /// The work of a matrix product, bounded above by the product of the operands' sizes

@@ -5,7 +5,6 @@ use super::plan;
 use crate::dtype::Element;
 use crate::error::{list, Error, Result};
 use crate::layout::broadcast::broadcast_shapes;
-use crate::storage::borrow;
 use crate::tensor::Tensor;
 use crate::with_dtype;
 
@@ -135,9 +134,6 @@ unsafe fn run_copy<T: Element>(lp: &Loop<2>) {
 /// An input that partially overlaps `dst` in memory is staged through a compact copy
 /// first, so the result is always that of reading `src` completely before writing.
 pub(crate) fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
-    if dst.dtype() == src.dtype() && dst.shape() == src.shape() && dst.numel() <= SMALL_COPY {
-        return copy_small(dst, src);
-    }
     let bshape = broadcast_shapes("copy_", dst.shape(), src.shape())?;
     if bshape.as_slice() != dst.shape() {
         return Err(Error::shape(
@@ -151,10 +147,22 @@ pub(crate) fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
     }
     dst.check_write("copy_")?;
     let src = plan::stage_if_overlapping(dst, src)?;
+    let _g = plan::borrow_for_write("copy_", dst, [&src])?;
+    if dst.dtype() == src.dtype() && dst.shape() == src.shape() && dst.numel() <= SMALL_COPY {
+        let walk: unsafe fn(&Tensor, &Tensor) = match dst.dtype().itemsize() {
+            1 => walk_copy::<u8>,
+            2 => walk_copy::<u16>,
+            4 => walk_copy::<u32>,
+            _ => walk_copy::<u64>,
+        };
+        // SAFETY: both layouts lie inside their storages (L4), borrowed above; dst does
+        // not overlap itself and src is disjoint from it, identical, or staged; `T` has
+        // the operands' item size.
+        unsafe { walk(dst, &src) };
+        return Ok(());
+    }
     let target: Vec<i64> = dst.shape().iter().map(|&n| n as i64).collect();
     let src_view = src.layout().expand(&target)?;
-    let _g = borrow::acquire("copy_", &[(dst.storage(), true), (src.storage(), false)])?;
-    dst.storage().bump_version();
     let lp = Loop::new(
         dst.shape(),
         [
@@ -186,30 +194,10 @@ pub(crate) fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
 }
 
 /// Elements up to which a same-dtype copy between two layouts of one shape walks the
-/// elements directly, without the loop planner: the planner's set-up (simplify, sort,
+/// elements directly ([`walk_copy`]), without the loop planner: the planner's set-up (simplify, sort,
 /// coalesce, the tile decision) was most of a small copy's time (`t.T.contiguous()` of a
 /// 4x4 tensor from Python: 910 ns against NumPy's 250).
 const SMALL_COPY: usize = 1024;
-
-/// [`copy_into`] for a small same-dtype, same-shape copy: the same checks, borrows and
-/// version bump, then one odometer walk over the coordinates.
-fn copy_small(dst: &Tensor, src: &Tensor) -> Result<()> {
-    dst.check_write("copy_")?;
-    let src = plan::stage_if_overlapping(dst, src)?;
-    let _g = borrow::acquire("copy_", &[(dst.storage(), true), (src.storage(), false)])?;
-    dst.storage().bump_version();
-    let walk: unsafe fn(&Tensor, &Tensor) = match dst.dtype().itemsize() {
-        1 => walk_copy::<u8>,
-        2 => walk_copy::<u16>,
-        4 => walk_copy::<u32>,
-        _ => walk_copy::<u64>,
-    };
-    // SAFETY: as in `copy_into`: both layouts lie inside their storages (L4), borrowed
-    // above; dst does not overlap itself and src is disjoint from it, identical, or staged;
-    // `T` has the operands' item size.
-    unsafe { walk(dst, &src) };
-    Ok(())
-}
 
 /// Copies every element of `src` to the same coordinates of `dst` (same shape), as `T`.
 ///
@@ -288,7 +276,14 @@ mod tests {
     /// line, disjoint and overlapping (forwards and backwards) ranges.
     #[test]
     fn copy_bytes_matches_memmove() {
-        let pattern: Vec<u8> = (0..40_000u32).map(|k| (k * 7 + k / 251) as u8).collect();
+        let pattern: Vec<u8> = (0..2_200_000u32).map(|k| (k * 7 + k / 251) as u8).collect();
+        // Past OWN_LOOP_MAX: back to memmove.
+        let big = OWN_LOOP_MAX + 3;
+        let mut got = pattern.clone();
+        let base = got.as_mut_ptr();
+        // SAFETY: both ranges lie inside the buffer and are disjoint.
+        unsafe { copy_bytes(base.add(5), base.add(big + 64), big) };
+        assert!(got[big + 64..2 * big + 64] == pattern[5..big + 5]);
         for n in [
             0,
             1,
@@ -305,7 +300,7 @@ mod tests {
                 let mut got = pattern.clone();
                 let mut want = pattern.clone();
                 let base = got.as_mut_ptr();
-                // SAFETY: both ranges lie inside the 40 000-byte buffer.
+                // SAFETY: both ranges lie inside the buffer.
                 unsafe { copy_bytes(base.add(s), base.add(d), n) };
                 want.copy_within(s..s + n, d);
                 assert!(got == want, "n {n}, src {s}, dst {d}");

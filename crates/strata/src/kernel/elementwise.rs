@@ -8,11 +8,10 @@
 //! stride-0 fast path the compiler vectorises, then the general strided one).
 
 use super::engine::{par_from, Loop, GRAIN};
-use super::plan::stage_if_overlapping;
+use super::plan::{borrow_for_write, stage_if_overlapping};
 use crate::dtype::Element;
 use crate::error::{list, Error, Result};
 use crate::layout::Layout;
-use crate::storage::borrow;
 use crate::tensor::Tensor;
 
 /// Checks dtypes and shapes, stages overlapping inputs and returns the broadcast input
@@ -124,20 +123,6 @@ fn is_math(op: &str) -> bool {
             | "pow"
             | "atan2"
     )
-}
-
-/// Borrows `out` exclusively and `inputs` shared for a kernel, and bumps `out`'s version.
-fn borrow_for_write<const M: usize>(
-    op: &'static str,
-    out: &Tensor,
-    inputs: [&Tensor; M],
-) -> Result<borrow::BorrowGuard> {
-    let mut wants: smallvec::SmallVec<[(&crate::Storage, bool); 4]> = smallvec::SmallVec::new();
-    wants.push((out.storage(), true));
-    wants.extend(inputs.iter().map(|t| (t.storage(), false)));
-    let g = borrow::acquire(op, &wants)?;
-    out.storage().bump_version();
-    Ok(g)
 }
 
 /// Pointer to a tensor's element `[0, 0, …]`.

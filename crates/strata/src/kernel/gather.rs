@@ -4,7 +4,6 @@
 use crate::error::{Error, Result};
 use crate::kernel::walk;
 use crate::layout::{wrap_dim, Layout};
-use crate::storage::borrow;
 use crate::tensor::Tensor;
 
 /// Checks and wraps `index` against a dim of `size` elements.
@@ -58,8 +57,7 @@ fn transfer(
     scatter: bool,
 ) -> Result<()> {
     let item = dst.dtype().itemsize();
-    let _g = borrow::acquire(op, &[(dst.storage(), true), (src.storage(), false)])?;
-    dst.storage().bump_version();
+    let _g = super::plan::borrow_for_write(op, dst, [src])?;
     // The side walked by position k, and the side walked by index[k].
     let (by_k, by_idx) = if scatter {
         (src.layout(), dst.layout())

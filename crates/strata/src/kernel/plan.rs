@@ -231,6 +231,20 @@ fn output_like(shape: &[usize], dtype: DType, inputs: &[&Tensor], zeroed: bool) 
     Tensor::from_parts(storage(nbytes)?, layout, dtype)
 }
 
+/// Borrows `out` exclusively and `inputs` shared for a kernel, and bumps `out`'s version.
+pub(crate) fn borrow_for_write<const M: usize>(
+    op: &'static str,
+    out: &Tensor,
+    inputs: [&Tensor; M],
+) -> Result<crate::storage::borrow::BorrowGuard> {
+    let mut wants: smallvec::SmallVec<[(&crate::Storage, bool); 4]> = smallvec::SmallVec::new();
+    wants.push((out.storage(), true));
+    wants.extend(inputs.iter().map(|t| (t.storage(), false)));
+    let g = crate::storage::borrow::acquire(op, &wants)?;
+    out.storage().bump_version();
+    Ok(g)
+}
+
 /// `src` itself when reading it while writing `dst` is safe (different memory, or the
 /// very same elements in the same order), else a compact copy of it (staging). A staged
 /// input costs one copy; it is never silently corrupted.

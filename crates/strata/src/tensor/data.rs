@@ -201,16 +201,19 @@ impl Tensor {
     /// ```
     #[doc(alias = "clone")]
     pub fn clone_data(&self) -> Result<Tensor> {
-        // Not zeroed: `copy_` writes every element before `out` is returned (S5).
-        let out = crate::kernel::plan::output_for(self.shape(), self.dtype, &[self])?;
-        out.copy_(self)?;
-        Ok(out)
+        self.copied(self.dtype, &[self])
     }
 
     /// A compact row-major copy of `dtype` in fresh storage.
     fn copied_as(&self, dtype: DType) -> Result<Tensor> {
+        self.copied(dtype, &[])
+    }
+
+    /// A copy of `dtype` in fresh storage whose dim order follows `order` (row-major when
+    /// empty).
+    fn copied(&self, dtype: DType, order: &[&Tensor]) -> Result<Tensor> {
         // Not zeroed: `copy_` writes every element before `out` is returned (S5).
-        let out = crate::kernel::plan::output_for(self.shape(), dtype, &[])?;
+        let out = crate::kernel::plan::output_for(self.shape(), dtype, order)?;
         out.copy_(self)?;
         Ok(out)
     }

@@ -90,6 +90,19 @@ impl fmt::Debug for Tensor {
     }
 }
 
+/// The debug-build check of every view op: the elements of `view` lie within `source`'s
+/// range (the source's `index_range`), so the view keeps L4 without a bounds walk.
+#[cfg(debug_assertions)]
+fn assert_inside(op: &str, source: Option<(usize, usize)>, view: &Layout) {
+    if let Some((lo, hi)) = view.index_range() {
+        let (slo, shi) = source.unwrap_or((usize::MAX, 0));
+        assert!(
+            slo <= lo && hi <= shi,
+            "{op}: derived view [{lo}, {hi}] is not inside its source [{slo}, {shi}]"
+        );
+    }
+}
+
 /// The error for a view with more than [`MAX_NDIM`] dims.
 #[cold]
 fn too_many_dims(op: &'static str, ndim: usize) -> Error {
@@ -159,13 +172,7 @@ impl Tensor {
             return Err(too_many_dims(op, out.layout.ndim()));
         }
         #[cfg(debug_assertions)]
-        if let Some((lo, hi)) = out.layout.index_range() {
-            let (slo, shi) = self.layout.index_range().unwrap_or((usize::MAX, 0));
-            assert!(
-                slo <= lo && hi <= shi,
-                "{op}: derived view [{lo}, {hi}] is not inside its source [{slo}, {shi}]"
-            );
-        }
+        assert_inside(op, self.layout.index_range(), &out.layout);
         Ok(out)
     }
 

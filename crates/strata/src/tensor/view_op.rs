@@ -66,17 +66,18 @@ impl ViewOp<'_> {
         }
     }
 
-    /// The most dims the op can add.
-    fn added_dims(&self) -> usize {
+    /// The most dims the op's result can have, from a tensor of `ndim` dims.
+    fn max_ndim(&self, ndim: usize) -> usize {
         match self {
-            ViewOp::Unsqueeze(_) => 1,
-            ViewOp::Index(ix) => ix
-                .iter()
-                .filter(|e| matches!(e, TensorIndex::NewAxis))
-                .count(),
-            // A view's shape is its own list: count it all.
             ViewOp::View(shape) | ViewOp::Reshape(shape) => shape.len(),
-            _ => 0,
+            ViewOp::Unsqueeze(_) => ndim + 1,
+            ViewOp::Index(ix) => {
+                ndim + ix
+                    .iter()
+                    .filter(|e| matches!(e, TensorIndex::NewAxis))
+                    .count()
+            }
+            _ => ndim,
         }
     }
 
@@ -121,7 +122,7 @@ impl Tensor {
     pub fn view_in_place(&mut self, op: ViewOp<'_>) -> Result<()> {
         #[cfg(debug_assertions)]
         let source = self.layout.index_range();
-        if self.ndim() + op.added_dims() > super::MAX_NDIM {
+        if op.max_ndim(self.ndim()) > super::MAX_NDIM {
             // Maybe past the dim limit: edit a copy, so that the op's own errors come
             // first and the limit's leaves this tensor unchanged too.
             let mut l = self.layout.clone();
@@ -136,14 +137,7 @@ impl Tensor {
             op.edit(&mut self.layout)?;
         }
         #[cfg(debug_assertions)]
-        if let Some((lo, hi)) = self.layout.index_range() {
-            let (slo, shi) = source.unwrap_or((usize::MAX, 0));
-            assert!(
-                slo <= lo && hi <= shi,
-                "{}: view [{lo}, {hi}] is not inside its source [{slo}, {shi}]",
-                op.name()
-            );
-        }
+        super::assert_inside(op.name(), source, &self.layout);
         Ok(())
     }
 
