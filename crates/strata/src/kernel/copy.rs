@@ -134,21 +134,24 @@ unsafe fn run_copy<T: Element>(lp: &Loop<2>) {
 /// An input that partially overlaps `dst` in memory is staged through a compact copy
 /// first, so the result is always that of reading `src` completely before writing.
 pub(crate) fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
-    let bshape = broadcast_shapes("copy_", dst.shape(), src.shape())?;
-    if bshape.as_slice() != dst.shape() {
-        return Err(Error::shape(
-            "copy_",
-            format!(
-                "output with shape {} doesn't match the broadcast shape {}",
-                list(dst.shape()),
-                list(&bshape)
-            ),
-        ));
+    let same_shape = dst.shape() == src.shape();
+    if !same_shape {
+        let bshape = broadcast_shapes("copy_", dst.shape(), src.shape())?;
+        if bshape.as_slice() != dst.shape() {
+            return Err(Error::shape(
+                "copy_",
+                format!(
+                    "output with shape {} doesn't match the broadcast shape {}",
+                    list(dst.shape()),
+                    list(&bshape)
+                ),
+            ));
+        }
     }
     dst.check_write("copy_")?;
     let src = plan::stage_if_overlapping(dst, src)?;
     let _g = plan::borrow_for_write("copy_", dst, [&src])?;
-    if dst.dtype() == src.dtype() && dst.shape() == src.shape() && dst.numel() <= SMALL_COPY {
+    if same_shape && dst.dtype() == src.dtype() && dst.numel() <= SMALL_COPY {
         let walk: unsafe fn(&Tensor, &Tensor) = match dst.dtype().itemsize() {
             1 => walk_copy::<u8>,
             2 => walk_copy::<u16>,
