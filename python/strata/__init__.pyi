@@ -569,6 +569,15 @@ def randn(*size: SupportsIndex, dtype: _DTypeLike | None = None) -> Tensor: ...
 def manual_seed(seed: builtins.int) -> None:
     """Reseeds the default generator used by ``rand`` and ``randn``."""
 
+def empty_cache() -> None:
+    """Frees every block held by the allocator's cache of freed blocks."""
+
+def set_cache_limit(nbytes: builtins.int) -> builtins.int:
+    """Sets the most bytes the block cache may hold (0 turns it off); returns the old limit."""
+
+def cache_info() -> dict[str, builtins.int]:
+    """The block cache's ``bytes``, ``blocks``, ``limit``, ``hits``, ``misses``, ``min_block``."""
+
 def zeros_like(input: Tensor, dtype: _DTypeLike | None = None) -> Tensor: ...
 def ones_like(input: Tensor, dtype: _DTypeLike | None = None) -> Tensor: ...
 def empty_like(input: Tensor, dtype: _DTypeLike | None = None) -> Tensor: ...
@@ -816,6 +825,9 @@ __all__ = [
     "rand",
     "randn",
     "manual_seed",
+    "empty_cache",
+    "set_cache_limit",
+    "cache_info",
     "zeros_like",
     "ones_like",
     "empty_like",

@@ -35,6 +35,9 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(module::rand, m)?)?;
     m.add_function(wrap_pyfunction!(module::randn, m)?)?;
     m.add_function(wrap_pyfunction!(module::manual_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(module::empty_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(module::set_cache_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(module::cache_info, m)?)?;
     ops::register(m)?;
     files::register(m)?;
     shm::register(m)?;

@@ -214,3 +214,38 @@ pub fn manual_seed(seed: i64) -> PyResult<()> {
     *g = Some(Generator::new(seed as u64));
     Ok(())
 }
+
+/// Frees every block the allocator's cache holds (see `cache_info`).
+#[pyfunction]
+pub fn empty_cache(py: Python<'_>) {
+    py.detach(strata::storage::empty_cache);
+}
+
+/// Sets the most bytes the allocator's cache of freed blocks may hold (0 turns it off)
+/// and returns the previous limit.
+#[pyfunction]
+pub fn set_cache_limit(py: Python<'_>, nbytes: i64) -> PyResult<usize> {
+    let n = usize::try_from(nbytes).map_err(|_| {
+        err(
+            ErrorKind::Value,
+            "set_cache_limit",
+            format!("the limit must be a non-negative number of bytes, got {nbytes}"),
+        )
+    })?;
+    Ok(py.detach(|| strata::storage::set_cache_limit(n)))
+}
+
+/// What the allocator's cache of freed blocks holds: `bytes`, `blocks`, `limit`, and
+/// the `hits` and `misses` of allocations large enough to use it.
+#[pyfunction]
+pub fn cache_info(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
+    let s = strata::storage::cache_stats();
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item("bytes", s.bytes)?;
+    d.set_item("blocks", s.blocks)?;
+    d.set_item("limit", s.limit)?;
+    d.set_item("hits", s.hits)?;
+    d.set_item("misses", s.misses)?;
+    d.set_item("min_block", strata::storage::cache::CACHE_MIN)?;
+    Ok(d)
+}

@@ -4,6 +4,7 @@ use std::alloc::Layout as AllocLayout;
 use std::fmt;
 use std::ptr::NonNull;
 
+use super::cache::{self, Block};
 use crate::error::{Error, Result};
 
 /// Alignment of every strata allocation, in bytes (a cache line; enough for AVX-512).
@@ -47,21 +48,42 @@ impl Allocator for CpuAllocator {
         cpu_allocate(nbytes, true)
     }
 
-    /// Plain `malloc`: a block reused from the heap is not cleared (for outputs of up to
-    /// glibc's mmap threshold, 32 MiB once raised, that `memset` was a fifth of an add).
+    /// Plain `malloc`, or a block of the right size from the block cache (see Note
+    /// [block cache]): a reused block is not cleared (for outputs of up to glibc's mmap
+    /// threshold, 32 MiB once raised, that `memset` was a fifth of an add).
     fn allocate_for_overwrite(&self, nbytes: usize) -> Result<NonNull<u8>> {
         cpu_allocate(nbytes, false)
     }
 
-    unsafe fn deallocate(&self, ptr: NonNull<u8>, nbytes: usize) {
-        // SAFETY: `ptr` came from `cpu_allocate(nbytes, _)` (caller's contract), which
-        // stored the block's start in the word before it.
-        let raw = unsafe { ptr.as_ptr().sub(STASH).cast::<usize>().read() } as *mut u8;
-        // The same layout as in `cpu_allocate`, which succeeded for this `nbytes`.
-        let layout = calloc_layout(nbytes).unwrap_or_else(|_| AllocLayout::new::<u8>());
-        // SAFETY: `raw` and `layout` are exactly those of the allocation.
-        unsafe { std::alloc::dealloc(raw, layout) };
+    /// A freed block of at least [`CACHE_MIN`](super::cache::CACHE_MIN) bytes goes to
+    /// the block cache (see Note [block cache]) rather than back to the system.
+    unsafe fn deallocate(&self, ptr: NonNull<u8>, _nbytes: usize) {
+        // SAFETY: `ptr` came from `cpu_allocate(_, _)` (caller's contract), which stored
+        // the block's start and size in the two words before it; nothing uses the memory
+        // any more, so it may be cached or freed.
+        let block = unsafe { stashed(ptr) };
+        cache::put(block, free_block);
     }
+}
+
+/// The block behind an aligned pointer handed out by `cpu_allocate`.
+///
+/// # Safety
+/// `ptr` must come from `cpu_allocate` and its block must not have been freed.
+unsafe fn stashed(ptr: NonNull<u8>) -> Block {
+    // SAFETY: `cpu_allocate` wrote two words at `ptr - STASH` inside the block (caller).
+    let [addr, size] = unsafe { ptr.as_ptr().sub(STASH).cast::<[usize; 2]>().read() };
+    Block { addr, size }
+}
+
+/// Returns a block to the global allocator.
+pub(super) fn free_block(block: Block) {
+    // `cpu_allocate` made this block with this size and alignment, so the layout is valid.
+    let layout = AllocLayout::from_size_align(block.size, 16).unwrap_or(AllocLayout::new::<u8>());
+    // SAFETY: `block` is exactly an allocation made by `cpu_allocate` with `layout`, which
+    // nothing uses any more (it came out of `deallocate` or the cache, each of which
+    // holds a block once).
+    unsafe { std::alloc::dealloc(std::ptr::with_exposed_provenance_mut(block.addr), layout) };
 }
 
 /// The CPU allocator's block for `nbytes`, zeroed or not.
@@ -71,32 +93,28 @@ fn cpu_allocate(nbytes: usize, zeroed: bool) -> Result<NonNull<u8>> {
     // 16-byte alignment it uses `calloc` (or `malloc`), which hands out fresh pages from
     // the OS untouched for large blocks; the pages then fault in where the kernel first
     // writes them (in parallel, for parallel kernels). So: over-allocate by ALIGN bytes,
-    // return the first 64-byte boundary past room for one word, and keep the original
-    // pointer in that word for `deallocate`.
+    // return the first 64-byte boundary past room for two words, and keep the block's
+    // start and size in them for `deallocate`.
     let layout = calloc_layout(nbytes)?;
-    // SAFETY: the layout has non-zero size.
-    let raw = unsafe {
-        if zeroed {
-            std::alloc::alloc_zeroed(layout)
-        } else {
-            std::alloc::alloc(layout)
-        }
+    // A block of the size an overwritten output needs may be cached, its pages mapped.
+    let cached = if zeroed {
+        None
+    } else {
+        cache::take(layout.size())
     };
-    if raw.is_null() {
-        return Err(Error::Resource {
-            op: "allocate",
-            msg: format!("out of memory allocating {nbytes} bytes"),
-        });
-    }
-    let addr = raw as usize;
-    advise_huge_pages(raw, layout.size());
+    let (raw, size) = match cached {
+        Some(b) => (std::ptr::with_exposed_provenance_mut::<u8>(b.addr), b.size),
+        None => (fresh_block(layout, zeroed)?, layout.size()),
+    };
+    let addr = raw.expose_provenance();
     let aligned = (addr + STASH).next_multiple_of(ALIGN);
-    // `raw` is 16-aligned, so `aligned - addr` is 16, 32, 48 or 64: the block ends at or
-    // after `aligned + nbytes`, and the stash word lies inside it, before `aligned`.
+    // `raw` is 16-aligned, so `aligned - addr` is 16, 32, 48 or 64: the block (of at least
+    // `nbytes + ALIGN` bytes) ends at or after `aligned + nbytes`, and the two stash
+    // words lie inside it, before `aligned`.
     let ptr = raw.wrapping_add(aligned - addr);
-    // SAFETY: `ptr - STASH .. ptr` lies inside the fresh block (see above); it is
-    // 8-aligned because `ptr` is 64-aligned.
-    unsafe { ptr.sub(STASH).cast::<usize>().write(addr) };
+    // SAFETY: `ptr - STASH .. ptr` lies inside the block (see above); it is 16-aligned
+    // because `ptr` is 64-aligned.
+    unsafe { ptr.sub(STASH).cast::<[usize; 2]>().write([addr, size]) };
     // Debug builds (every test suite) poison a block meant for overwriting, so a kernel
     // that left an element unwritten shows garbage (0xA5 bytes: a large negative integer,
     // a float around -2.9e-16, `true`) instead of a zero that might pass.
@@ -109,6 +127,26 @@ fn cpu_allocate(nbytes: usize, zeroed: bool) -> Result<NonNull<u8>> {
         op: "allocate",
         msg: format!("out of memory allocating {nbytes} bytes"),
     })
+}
+
+/// A block of `layout` from the global allocator, with huge pages advised.
+fn fresh_block(layout: AllocLayout, zeroed: bool) -> Result<*mut u8> {
+    // SAFETY: the layout has non-zero size.
+    let raw = unsafe {
+        if zeroed {
+            std::alloc::alloc_zeroed(layout)
+        } else {
+            std::alloc::alloc(layout)
+        }
+    };
+    if raw.is_null() {
+        return Err(Error::Resource {
+            op: "allocate",
+            msg: format!("out of memory allocating {} bytes", layout.size()),
+        });
+    }
+    advise_huge_pages(raw, layout.size());
+    Ok(raw)
 }
 
 /// Blocks at least this large are backed by transparent huge pages where the kernel
@@ -141,8 +179,8 @@ fn advise_huge_pages(raw: *mut u8, len: usize) {
     let _ = (raw, len);
 }
 
-/// Bytes before an aligned block that hold the block's start.
-const STASH: usize = size_of::<usize>();
+/// Bytes before an aligned block that hold the block's start and size.
+const STASH: usize = 2 * size_of::<usize>();
 
 /// The layout actually requested for `nbytes`: ALIGN bytes more, 16-byte aligned (the
 /// alignment malloc guarantees on 64-bit targets, so `alloc_zeroed` is plain `calloc`).

@@ -24,6 +24,7 @@
 
 mod alloc;
 pub mod borrow;
+pub mod cache;
 pub mod handle;
 pub mod mmap;
 pub mod shm;
@@ -36,6 +37,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use alloc::{Allocator, CpuAllocator, ALIGN};
 pub use borrow::BorrowGuard;
+pub use cache::{cache_stats, empty_cache, set_cache_limit, CacheStats};
 pub use handle::{recv_tensor, send_tensor, SegmentInfo, ShmHandle, TensorMeta};
 pub use mmap::{FileMap, MapMode};
 pub use shm::{SegmentId, SharedSegment, ShmKind};

@@ -1,0 +1,133 @@
+//! The block cache (Note [block cache] in `storage/cache.rs`): kernels' fresh outputs
+//! reuse large freed blocks, results stay right when they do, and the limit holds.
+
+use std::sync::{Mutex, MutexGuard};
+
+use strata::storage::{cache_stats, empty_cache, set_cache_limit};
+use strata::{DType, Tensor};
+
+/// The cache is one per process: the tests here run one at a time.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+const MB: usize = 1 << 20;
+
+/// A (rows, 1024) f32 tensor of distinct values (4 KiB a row).
+fn rows(n: usize, seed: u64) -> Tensor {
+    Tensor::rand(&[n, 1024], DType::F32, seed).unwrap()
+}
+
+fn reference_sum(a: &Tensor, b: &Tensor) -> Vec<f32> {
+    let (a, b) = (a.to_vec::<f32>().unwrap(), b.to_vec::<f32>().unwrap());
+    a.iter().zip(&b).map(|(x, y)| x + y).collect()
+}
+
+#[test]
+fn a_freed_output_is_reused_by_the_next_output_of_its_size() {
+    let _g = serial();
+    set_cache_limit(256 * MB);
+    empty_cache();
+    let (a, b) = (rows(1024, 1), rows(1024, 2)); // 4 MiB each
+    let first = a.add(&b).unwrap();
+    let addr = first.data_ptr();
+    assert_eq!(first.to_vec::<f32>().unwrap(), reference_sum(&a, &b));
+    drop(first);
+    let held = cache_stats();
+    assert_eq!(held.blocks, 1);
+    assert!(held.bytes >= 4 * MB && held.bytes <= 4 * MB + 128);
+
+    // The next output of that size takes the same block, and is computed in full: the
+    // old values (and, in debug builds, the poison) are all overwritten.
+    let hits = cache_stats().hits;
+    let second = a.mul(&b).unwrap();
+    assert_eq!(second.data_ptr(), addr);
+    assert_eq!(cache_stats().hits, hits + 1);
+    let (av, bv) = (a.to_vec::<f32>().unwrap(), b.to_vec::<f32>().unwrap());
+    let want: Vec<f32> = av.iter().zip(&bv).map(|(x, y)| x * y).collect();
+    assert_eq!(second.to_vec::<f32>().unwrap(), want);
+
+    // A strided copy into a reused block.
+    drop(second);
+    let flipped = a.flip(&[0]).unwrap().contiguous().unwrap();
+    assert_eq!(flipped.data_ptr(), addr);
+    let want: Vec<f32> = av.chunks(1024).rev().flatten().copied().collect();
+    assert_eq!(flipped.to_vec::<f32>().unwrap(), want);
+    empty_cache();
+}
+
+#[test]
+fn zeroed_tensors_never_take_a_cached_block() {
+    let _g = serial();
+    set_cache_limit(256 * MB);
+    empty_cache();
+    let (a, b) = (rows(512, 3), rows(512, 4));
+    drop(a.add(&b).unwrap());
+    assert_eq!(cache_stats().blocks, 1);
+    let z = Tensor::zeros(&[512, 1024], DType::F32).unwrap();
+    assert_eq!(cache_stats().blocks, 1, "zeros took the cached block");
+    assert!(z.to_vec::<f32>().unwrap().iter().all(|&x| x == 0.0));
+    // A freed zeroed tensor is cached like any block of its size.
+    drop(z);
+    assert_eq!(cache_stats().blocks, 2);
+    empty_cache();
+    assert_eq!((cache_stats().blocks, cache_stats().bytes), (0, 0));
+}
+
+#[test]
+fn the_limit_bounds_what_is_kept() {
+    let _g = serial();
+    empty_cache();
+    set_cache_limit(10 * MB);
+    let outs: Vec<Tensor> = (0..4)
+        .map(|i| {
+            Tensor::rand(&[1024, 1024], DType::F32, i)
+                .unwrap()
+                .neg()
+                .unwrap()
+        })
+        .collect();
+    drop(outs); // four 4 MiB blocks freed: at most two fit
+    let s = cache_stats();
+    assert_eq!(s.limit, 10 * MB);
+    assert_eq!(s.blocks, 2);
+    assert!(s.bytes <= 10 * MB);
+
+    // Lowering the limit frees what is over it; 0 turns the cache off.
+    assert_eq!(set_cache_limit(5 * MB), 10 * MB);
+    assert_eq!(cache_stats().blocks, 1);
+    set_cache_limit(0);
+    assert_eq!(cache_stats().bytes, 0);
+    drop(rows(1024, 5).neg().unwrap());
+    assert_eq!(cache_stats().blocks, 0);
+
+    // Small outputs are left to malloc.
+    set_cache_limit(256 * MB);
+    drop(rows(16, 6).neg().unwrap());
+    assert_eq!(cache_stats().blocks, 0);
+    empty_cache();
+}
+
+#[test]
+fn outputs_on_many_threads_share_the_cache_safely() {
+    let _g = serial();
+    set_cache_limit(64 * MB);
+    empty_cache();
+    let a = rows(512, 7);
+    let want: Vec<f32> = a.to_vec::<f32>().unwrap().iter().map(|x| x * 3.0).collect();
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..20 {
+                    let y = a.mul(3.0).unwrap();
+                    assert_eq!(y.to_vec::<f32>().unwrap(), want);
+                }
+            });
+        }
+    });
+    let st = cache_stats();
+    assert!(st.blocks <= 4 && st.bytes <= 64 * MB);
+    assert!(st.hits > 0);
+    empty_cache();
+}
