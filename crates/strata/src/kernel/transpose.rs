@@ -201,8 +201,24 @@ impl Tile {
         let t_end = tr.start + (tr.len() - tr.len() % b);
         let l_end = lr.start + (lr.len() - lr.len() % b);
         for t in (tr.start..t_end).step_by(b) {
+            // Each of the block's input rows is a stream of its own, too many for the
+            // hardware prefetchers to follow (a tile reads up to 128 of them, 32 KiB
+            // apart in an 8192² f32 transpose): at each new input line, ask for the
+            // line PREFETCH bytes further on (8192² f32 transpose 1 thread, on a Xeon
+            // with AVX-512: ~126 -> ~92 ms).
+            let line_start = (t * self.item) % 64 == 0;
             for l in (lr.start..l_end).step_by(b) {
                 let (o, i) = self.at(t, l);
+                if line_start {
+                    for k in 0..b as isize {
+                        // SAFETY: a prefetch never faults.
+                        unsafe {
+                            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                                i.wrapping_offset(k * self.is + PREFETCH).cast(),
+                            )
+                        };
+                    }
+                }
                 // SAFETY: the block is inside the rectangle (caller).
                 unsafe { x86::block(self.item, o, self.os, i, self.is) };
             }
@@ -221,6 +237,11 @@ impl Tile {
 /// A register, in bytes.
 #[cfg(target_arch = "x86_64")]
 const BLOCK: usize = 16;
+
+/// How far ahead of a block's input rows [`Tile::direct`] prefetches, in bytes (two
+/// cache lines; four lines and more measured slower).
+#[cfg(target_arch = "x86_64")]
+const PREFETCH: isize = 128;
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
