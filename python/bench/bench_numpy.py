@@ -97,6 +97,16 @@ def run() -> None:
     c, r = f32(n, 1), f32(1, n, seed=3)
     tc, tr = st.from_numpy(c), st.from_numpy(r)
     case("(8192,1) + (1,8192)", lambda: tc + tr, lambda: c + r, big, 3)
+    # The fresh-output cases again with strata's block cache off: every strata output
+    # then faults in fresh pages, as NumPy's do (see Note [block cache]).
+    old_limit = st.set_cache_limit(0)
+    case("a + b, cache off", lambda: ta + tb, lambda: a + b, big, 3)
+    case("flip(0), cache off", lambda: ta.flip(0).contiguous(),
+         lambda: np.ascontiguousarray(a[::-1]), big, 3)
+    case("[::2, ::2], cache off", lambda: ta[::2, ::2].contiguous(),
+         lambda: np.ascontiguousarray(a[::2, ::2]), big // 4)
+    case("(8192,1) + (1,8192), cache off", lambda: tc + tr, lambda: c + r, big, 3)
+    st.set_cache_limit(old_limit)
     case("sum(0) of 8192²", lambda: ta.sum(0), lambda: a.sum(0), big, 3)
     case("sum(1) of 8192²", lambda: ta.sum(1), lambda: a.sum(1), big, 3)
     for k in (16, 20):  # 64K and 1M elements: fixed costs, allocation, thread hand-off
