@@ -58,19 +58,35 @@ fn a_freed_output_is_reused_by_the_next_output_of_its_size() {
 }
 
 #[test]
-fn zeroed_tensors_never_take_a_cached_block() {
+fn zeroed_tensors_take_cached_blocks_cleared_up_to_32_mib() {
     let _g = serial();
     set_cache_limit(256 * MB);
     empty_cache();
     let (a, b) = (rows(512, 3), rows(512, 4));
-    drop(a.add(&b).unwrap());
+    let out = a.add(&b).unwrap();
+    let addr = out.data_ptr();
+    drop(out);
     assert_eq!(cache_stats().blocks, 1);
+    // The freed output's block holds a + b (stale values): zeros clears it.
     let z = Tensor::zeros(&[512, 1024], DType::F32).unwrap();
-    assert_eq!(cache_stats().blocks, 1, "zeros took the cached block");
+    assert_eq!(z.data_ptr(), addr);
+    assert_eq!(cache_stats().blocks, 0);
     assert!(z.to_vec::<f32>().unwrap().iter().all(|&x| x == 0.0));
-    // A freed zeroed tensor is cached like any block of its size.
+    // So do reductions, whose outputs start zeroed.
     drop(z);
-    assert_eq!(cache_stats().blocks, 2);
+    let s = Tensor::ones(&[512, 1024, 2], DType::F32)
+        .unwrap()
+        .sum(&[-1], false)
+        .unwrap();
+    assert!(s.to_vec::<f32>().unwrap().iter().all(|&x| x == 2.0));
+    drop(s);
+    // Above 32 MiB, zeros maps fresh pages and leaves a cached block alone.
+    drop(rows(10 * 1024, 5).neg().unwrap()); // a 40 MiB output, cached when freed
+    let held = cache_stats().blocks;
+    let big = Tensor::zeros(&[10 * 1024, 1024], DType::F32).unwrap();
+    assert_eq!(cache_stats().blocks, held);
+    assert!(big.to_vec::<f32>().unwrap().iter().all(|&x| x == 0.0));
+    drop(big);
     empty_cache();
     assert_eq!((cache_stats().blocks, cache_stats().bytes), (0, 0));
 }

@@ -17,9 +17,10 @@
 //! drops results of the same shapes — most numeric code — stops faulting. This is the
 //! idea of PyTorch's CUDA caching allocator, applied to host memory.
 //!
-//! - Only outputs a kernel overwrites whole take cached blocks (their stale bytes are
-//!   never read; debug builds poison them to prove it). Zeroed allocations (`zeros`,
-//!   `empty`) still come from `calloc`, whose fresh pages are zero for free.
+//! - Outputs a kernel overwrites whole take cached blocks as they are (their stale bytes
+//!   are never read; debug builds poison them to prove it). Zeroed allocations (`zeros`,
+//!   `empty`, reduction outputs) take one only up to 32 MiB, and clear it; larger ones
+//!   come from `calloc`, whose fresh pages cost nothing until touched.
 //! - A request takes the smallest cached block that fits with at most 1/8 to spare, so
 //!   a small request never pins a much larger block.
 //! - When a freed block would push the cache past its limit, the least recently cached
