@@ -30,7 +30,9 @@ import strata as st
 
 
 def best(fn, repeat: int) -> float:
-    fn()  # warm up (page faults of fresh outputs are part of every later call too)
+    # Warm up. NumPy's fresh outputs fault in new pages on every call; strata's reuse
+    # the block the warm-up freed (its block cache), as in any loop of the same op.
+    fn()
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()

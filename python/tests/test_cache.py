@@ -1,6 +1,10 @@
 """The allocator's cache of freed blocks (Note [block cache] in storage/cache.rs): large
 kernel outputs reuse freed blocks, values stay right, and the limit is the user's."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -106,3 +110,22 @@ def test_a_non_integer_limit_is_refused(cache):
         st.set_cache_limit("1G")
     with pytest.raises(OverflowError):
         st.set_cache_limit(1 << 70)
+
+
+@pytest.mark.parametrize(
+    "value, limit",
+    [("64M", 64 * MIB), ("1048576", MIB), ("0", 0), ("lots", 1 << 30), ("-5", 1 << 30)],
+)
+def test_the_limit_from_the_environment(value, limit):
+    # Read once per process, on the first large allocation or cache call: a fresh one.
+    code = (
+        "import strata as st; t = st.ones(1024, 1024) * 2.0; del t; "
+        "i = st.cache_info(); print(i['limit'], i['blocks'])"
+    )
+    env = dict(os.environ, STRATA_CACHE_LIMIT=value)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert int(out[0]) == limit
+    # A 4 MiB output is kept when the limit allows it (ones' own block too, when freed).
+    assert (int(out[1]) > 0) == (limit >= 4 * MIB + 64)

@@ -391,19 +391,19 @@ impl<const N: usize> Loop<N> {
         // Outer dims are all but `td` and `last`.
         let outer: SmallVec<[usize; 6]> = (0..last).filter(|&d| d != td).collect();
         let outer_count: usize = outer.iter().map(|&d| self.shape[d]).product();
-        // A tile is one output cache line wide (each output line is written whole, once)
-        // and TILE_ROWS long along the dim the input streams in (two lines measured
-        // slower on every transpose case).
+        // A tile is TILE_BYTES of output wide (whole output lines, each written once) and
+        // TILE_ROWS long along the dim the input streams in.
         let out_step = self.strides[0][last].unsigned_abs().max(1);
         let line = (TILE_BYTES / out_step).clamp(4, TILE_BYTES);
         let tile_t = TILE_ROWS;
         // A tiled dim shorter than TILE_ROWS widens the tile along the run to keep its
-        // area; an output row of at most SHORT_ROW bytes is taken whole, so the output is
-        // written front to back (NCHW ↔ NHWC with 64 channels: ~1.5-2× memcpy, was ~2.7×).
+        // area, up to runs that `stage_tile` can still stage for any element size; an
+        // output row of at most SHORT_ROW bytes is taken whole, so the output is written
+        // front to back (NCHW ↔ NHWC with 64 channels: ~1.5-2× memcpy, was ~2.7×).
         let tile_l = if nl * out_step <= SHORT_ROW {
             nl
         } else if nt < tile_t {
-            (line * tile_t / nt).max(line)
+            (line * tile_t / nt).clamp(line, super::transpose::STAGE_BYTES / 8)
         } else {
             line
         };

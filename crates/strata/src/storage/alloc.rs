@@ -62,7 +62,7 @@ impl Allocator for CpuAllocator {
         // the block's start and size in the two words before it; nothing uses the memory
         // any more, so it may be cached or freed.
         let block = unsafe { stashed(ptr) };
-        cache::put(block, free_block);
+        cache::put(block);
     }
 }
 

@@ -11,8 +11,9 @@
 //!
 //! strata keeps the CPU allocator's freed blocks of at least [`CACHE_MIN`] bytes, up to a
 //! limit on the bytes held (1 GiB by default; `STRATA_CACHE_LIMIT` in the environment, in
-//! bytes with an optional K/M/G suffix, sets it at start-up and 0 turns the cache off;
-//! [`set_cache_limit`] changes it at run time). A kernel's fresh output of a size the
+//! bytes with an optional K/M/G suffix, sets it at start-up and 0 turns the cache off; a
+//! value it cannot read leaves the default, as no allocation can report an error about
+//! it; [`set_cache_limit`] changes it at run time). A kernel's fresh output of a size the
 //! cache holds takes a block whose pages are already mapped, so a loop that makes and
 //! drops results of the same shapes — most numeric code — stops faulting. This is the
 //! idea of PyTorch's CUDA caching allocator, applied to host memory.
@@ -60,7 +61,8 @@ pub struct CacheStats {
     pub limit: usize,
     /// Allocations served from the cache.
     pub hits: u64,
-    /// Allocations of at least [`CACHE_MIN`] bytes that the cache could not serve.
+    /// Requests of at least [`CACHE_MIN`] bytes that the cache could not serve (zeroed
+    /// requests over 32 MiB never ask it; see Note [block cache]).
     pub misses: u64,
 }
 
@@ -189,7 +191,8 @@ fn parse_bytes(s: &str) -> Option<usize> {
     digits.trim().parse::<usize>().ok()?.checked_mul(1 << shift)
 }
 
-/// A cached block of `size` bytes (see [`BlockCache::take`]), if there is one.
+/// A cached block of `size` bytes (see [`BlockCache::take`]), if there is one. Smaller
+/// requests than [`CACHE_MIN`] return `None` without taking the lock.
 pub(crate) fn take(size: usize) -> Option<Block> {
     if size < CACHE_MIN {
         return None;
@@ -197,28 +200,32 @@ pub(crate) fn take(size: usize) -> Option<Block> {
     cache().take(size)
 }
 
-/// Keeps `block` in the cache, or frees it (and whatever the cache evicts to make room)
-/// with `free`.
-pub(crate) fn put(block: Block, free: impl Fn(Block)) {
+/// Keeps `block` in the cache, or frees it (and whatever the cache evicts to make room).
+pub(crate) fn put(block: Block) {
     if block.size < CACHE_MIN {
-        return free(block);
+        return super::alloc::free_block(block);
     }
     loop {
         let rejected = cache().put(block);
         match rejected {
             Ok(()) => return,
-            Err(b) if b == block => return free(block),
-            Err(evicted) => free(evicted),
+            Err(b) => {
+                super::alloc::free_block(b);
+                if b == block {
+                    return;
+                }
+            }
         }
     }
 }
 
-/// Hands every cached block to `free`.
-pub(crate) fn drain(free: impl Fn(Block)) {
+/// Frees blocks that `pick` takes out of the cache, one at a time, each after the lock is
+/// released, until it takes none.
+fn free_while(mut pick: impl FnMut(&mut BlockCache) -> Option<Block>) {
     loop {
-        let oldest = cache().evict_oldest();
-        match oldest {
-            Some(b) => free(b),
+        let picked = pick(&mut cache());
+        match picked {
+            Some(b) => super::alloc::free_block(b),
             None => return,
         }
     }
@@ -233,25 +240,13 @@ pub fn cache_stats() -> CacheStats {
 /// Returns the previous limit.
 pub fn set_cache_limit(bytes: usize) -> usize {
     let old = std::mem::replace(&mut cache().limit, bytes);
-    loop {
-        let over = {
-            let mut c = cache();
-            if c.bytes > c.limit {
-                c.evict_oldest()
-            } else {
-                None
-            }
-        };
-        match over {
-            Some(b) => super::alloc::free_block(b),
-            None => return old,
-        }
-    }
+    free_while(|c| (c.bytes > c.limit).then(|| c.evict_oldest()).flatten());
+    old
 }
 
 /// Frees every cached block back to the system allocator.
 pub fn empty_cache() {
-    drain(super::alloc::free_block);
+    free_while(BlockCache::evict_oldest);
 }
 
 #[cfg(test)]
