@@ -88,3 +88,29 @@ fn tiles_parallel() {
         check::<u8>(&format!("{shape:?} {what}"), &v);
     }
 }
+
+/// Outputs of at least the engine's streaming size (8 MiB): the tiles store whole output
+/// lines non-temporally where they are aligned (line-wide blocks with AVX-512, 16-byte
+/// blocks otherwise) and normally where not (`t[1:-3, 2:]` shifts every row), with ragged
+/// edges on both sides of the line-wide blocks.
+#[test]
+fn tiles_streaming() {
+    for (shape, dt) in [
+        (&[2048usize, 1040][..], DType::F32),
+        (&[1500, 1501], DType::I32),
+        (&[1030, 1100], DType::F64),
+        (&[2100, 2050], DType::I16),
+        (&[3, 1400, 531], DType::F32),
+    ] {
+        let x = source(shape, dt);
+        for (what, v) in views(&x) {
+            let what = format!("{shape:?} {dt:?} {what}");
+            match dt {
+                DType::F32 => check::<f32>(&what, &v),
+                DType::I32 => check::<i32>(&what, &v),
+                DType::F64 => check::<f64>(&what, &v),
+                _ => check::<i16>(&what, &v),
+            }
+        }
+    }
+}

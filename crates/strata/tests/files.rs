@@ -169,7 +169,7 @@ fn npy_versions_2_and_3_load() {
 fn handmade(version: (u8, u8), dict: &str, data: &[u8]) -> Vec<u8> {
     let prefix = if version.0 == 1 { 10 } else { 12 };
     let mut h = dict.as_bytes().to_vec();
-    while (prefix + h.len() + 1) % 64 != 0 {
+    while !(prefix + h.len() + 1).is_multiple_of(64) {
         h.push(b' ');
     }
     h.push(b'\n');

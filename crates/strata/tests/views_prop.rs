@@ -153,7 +153,7 @@ fn infer(shape: &[i64], n: usize) -> Option<Vec<usize>> {
     match holes.first() {
         None => (known == n).then_some(out),
         Some(&k) => {
-            if known == 0 || n % known != 0 {
+            if known == 0 || !n.is_multiple_of(known) {
                 None
             } else {
                 out[k] = n / known;
@@ -401,8 +401,8 @@ fn m_view_dtype(m: &Model, t: &Tensor, to: DType) -> Option<Model> {
     let mut shape = m.shape.clone();
     if b > a {
         let r = b / a;
-        if shape[nd - 1] % r != 0
-            || t.offset() % r != 0
+        if !shape[nd - 1].is_multiple_of(r)
+            || !t.offset().is_multiple_of(r)
             || st[..nd - 1].iter().any(|&s| s % r as isize != 0)
         {
             return None;
@@ -511,7 +511,7 @@ fn target_shape(n: usize, p: &[i64; 6]) -> Vec<i64> {
     } else {
         let mut rem = n;
         for k in 0..nd.saturating_sub(1) {
-            let divs: Vec<usize> = (1..=rem).filter(|d| rem % d == 0).collect();
+            let divs: Vec<usize> = (1..=rem).filter(|d| rem.is_multiple_of(*d)).collect();
             let d = divs[p[k + 1].rem_euclid(divs.len() as i64) as usize];
             out.push(d as i64);
             rem /= d;

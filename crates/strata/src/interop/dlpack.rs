@@ -418,7 +418,7 @@ unsafe fn import(dl: *const DLTensor, read_only: bool, producer: Producer) -> Re
         return Err(overflow());
     }
     let base = base as usize;
-    if base % dtype.itemsize() != 0 {
+    if !base.is_multiple_of(dtype.itemsize()) {
         return Err(Error::Value {
             op,
             msg: format!("the data at {base:#x} is not aligned for {dtype}"),

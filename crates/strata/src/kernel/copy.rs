@@ -123,8 +123,8 @@ unsafe fn run_copy<T: Element>(lp: &Loop<2>) {
     // SAFETY: forwarded to the caller; `cast_run` and `copy_tile` access exactly the runs
     // and tiles the loop hands them.
     unsafe {
-        lp.run_tiles(PAR_MIN, row, |p, ts, ls, rows, len| {
-            super::transpose::copy_tile(p, ts, ls, (rows, len), size_of::<T>(), row)
+        lp.run_tiles(PAR_MIN, row, |p, ts, ls, rows, len, stream| {
+            super::transpose::copy_tile(p, ts, ls, (rows, len), size_of::<T>(), stream, row)
         })
     }
 }

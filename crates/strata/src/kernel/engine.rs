@@ -55,6 +55,45 @@ const TILE_BYTES: usize = 512;
 const TILE_ROWS: usize = 256;
 /// Output rows up to this many bytes are tiled whole (see `Loop::run_tiled`).
 const SHORT_ROW: usize = 256;
+/// Loops writing at least this many output bytes are "streaming": far too large to stay
+/// in cache for whoever reads the result next, so a copy tile may write whole output
+/// lines with non-temporal stores, which skip reading each line into cache before
+/// overwriting it (a third of a copy's memory traffic). See Note [streaming tiles].
+pub(crate) const STREAM_MIN: usize = 8 << 20;
+/// Tile width along the innermost dim of a streaming loop, in output bytes (two lines).
+const STREAM_TILE_BYTES: usize = 128;
+/// Tile length along the tiled dim of a streaming loop, in elements.
+const STREAM_ROWS: usize = 1024;
+/// Width of an elementwise op's tile, in output bytes (see Note [staged tiles]).
+const STAGED_TILE_BYTES: usize = 2048;
+/// Length of an elementwise op's tile along the tiled dim, in elements.
+const STAGED_ROWS: usize = 256;
+
+// Note [staged tiles]
+// ~~~~~~~~~~~~~~~~~~~
+// An elementwise op with an input transposed against its output (`a + b.T`) copies that
+// input's part of each tile into scratch (`stage_tile`), then runs its contiguous kernel
+// over the tile's rows. The output and the other inputs are read and written along those
+// rows, so a tile must be wide enough for each row to be a prefetchable stream of its
+// own, and its staged part must stay in L2 until the kernel reads it: 2 KiB × 256 rows
+// (512 KiB of f32 scratch). Measured on 8192² f32, 1 thread, Xeon with AVX-512, against
+// a same-run a + b of ~48 ms: 512 B × 256 rows ~150-190 ms; 2 KiB × 256 ~108 ms; 2 KiB
+// or 4 KiB × 512 ~104-110 ms; 16 whole rows ~150 ms (the staging then reads one line
+// from each of 8192 rows). The staging copy itself walks its input a band of two
+// line-wide blocks at a time (`x86::wide`), which took 512 × 512 tiles from ~184 to
+// ~108 ms.
+// Note [streaming tiles]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// A transposing copy moves whole cache lines on both sides only when its register blocks
+// are a line wide (16×16 f32, 8×8 f64 with AVX-512). Its output lines are then written
+// whole, once each, so when the output is large (STREAM_MIN) there is no point reading
+// them into cache first: the tile stores them non-temporally. Once nothing needs the
+// tile to stay in cache, the best tile is the one that keeps the input streaming: few
+// input rows at a time (the hardware prefetchers follow a few dozen streams), each read
+// a long way. Measured on an 8192² f32 transpose, 1 thread, Xeon with AVX-512 (same-run
+// single memcpy ~20.5 ms): 32 output elements × 1024 rows, streamed, ~26 ms; 64 × 1024
+// ~48 ms; 128 × 256 (the cached tile) ~72 ms streamed and 83-137 ms not; 16-byte SSE
+// blocks streamed ~45 ms (a line is then written in four pieces).
 
 type Dims = SmallVec<[usize; 6]>;
 type Bytes = SmallVec<[isize; 6]>;
@@ -257,19 +296,21 @@ impl<const N: usize> Loop<N> {
         F: Fn([*mut u8; N], [isize; N], usize) + Sync,
     {
         let items = self.items;
-        let tile = |p, ts, ls, nt, nl| {
+        let tile = |p, ts, ls, nt, nl, _stream| {
             // SAFETY: forwarded to the caller: `stage_tile` reads the tile's inputs and
             // calls `f` on the tile's runs only (inputs are never written).
             unsafe { super::transpose::stage_tile(p, ts, ls, (nt, nl), items, &f) }
         };
         // SAFETY: forwarded to the caller.
-        unsafe { self.run_tiles(par_from, &f, tile) }
+        unsafe { self.run_with(par_from, &f, tile, true) }
     }
 
     /// As [`run`](Self::run), but a tiled loop hands each whole cache tile to `tile(ptrs,
-    /// tile_strides, inner_strides, tile_rows, inner_len)` (rows along the tiled dim, runs
-    /// along the innermost), so a kernel can move the tile in register blocks; untiled
-    /// loops call `f` per run as `run` does.
+    /// tile_strides, inner_strides, tile_rows, inner_len, stream)` (rows along the tiled
+    /// dim, runs along the innermost), so a kernel can move the tile in register blocks;
+    /// untiled loops call `f` per run as `run` does. `stream` says the loop is streaming
+    /// (Note [streaming tiles]): the tile may store its output non-temporally, and must
+    /// then fence those stores before it returns.
     ///
     /// # Safety
     /// As for [`run`](Self::run); `tile` must only access the `tile_rows × inner_len`
@@ -277,7 +318,21 @@ impl<const N: usize> Loop<N> {
     pub(crate) unsafe fn run_tiles<F, G>(&self, par_from: usize, f: F, tile: G)
     where
         F: Fn([*mut u8; N], [isize; N], usize) + Sync,
-        G: Fn([*mut u8; N], [isize; N], [isize; N], usize, usize) + Sync,
+        G: Fn([*mut u8; N], [isize; N], [isize; N], usize, usize, bool) + Sync,
+    {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.run_with(par_from, f, tile, false) }
+    }
+
+    /// [`run_tiles`](Self::run_tiles), with tiles shaped for staging (`staged`, see Note
+    /// [staged tiles]) or for a copy.
+    ///
+    /// # Safety
+    /// As for [`run_tiles`](Self::run_tiles).
+    unsafe fn run_with<F, G>(&self, par_from: usize, f: F, tile: G, staged: bool)
+    where
+        F: Fn([*mut u8; N], [isize; N], usize) + Sync,
+        G: Fn([*mut u8; N], [isize; N], [isize; N], usize, usize, bool) + Sync,
     {
         if self.numel() == 0 {
             return;
@@ -288,7 +343,7 @@ impl<const N: usize> Loop<N> {
             1
         };
         match self.tile_dim {
-            Some(td) => self.run_tiled(td, threads, &tile),
+            Some(td) => self.run_tiled(td, threads, &tile, staged),
             None => self.run_rows(threads, &f),
         }
     }
@@ -378,10 +433,11 @@ impl<const N: usize> Loop<N> {
         p
     }
 
-    /// Tiled iteration over dim `td` and the innermost dim.
-    fn run_tiled<G>(&self, td: usize, threads: usize, tile: &G)
+    /// Tiled iteration over dim `td` and the innermost dim, in tiles shaped for staging
+    /// (`staged`) or for a copy.
+    fn run_tiled<G>(&self, td: usize, threads: usize, tile: &G, staged: bool)
     where
-        G: Fn([*mut u8; N], [isize; N], [isize; N], usize, usize) + Sync,
+        G: Fn([*mut u8; N], [isize; N], [isize; N], usize, usize, bool) + Sync,
     {
         let nd = self.shape.len();
         let last = nd - 1;
@@ -391,12 +447,24 @@ impl<const N: usize> Loop<N> {
         // Outer dims are all but `td` and `last`.
         let outer: SmallVec<[usize; 6]> = (0..last).filter(|&d| d != td).collect();
         let outer_count: usize = outer.iter().map(|&d| self.shape[d]).product();
-        // A tile is TILE_BYTES of output wide (whole output lines, each written once) and
-        // TILE_ROWS long along the dim the input streams in.
+        // A copy's tile is TILE_BYTES of output wide (whole output lines, each written
+        // once) and TILE_ROWS long along the dim the input streams in; a streaming loop's
+        // are narrower and longer (Note [streaming tiles]), and an elementwise op's wider
+        // (Note [staged tiles]).
         let out_step = self.strides[0][last].unsigned_abs().max(1);
-        let line = (TILE_BYTES / out_step).clamp(4, TILE_BYTES);
-        let tile_t = TILE_ROWS;
-        // A tiled dim shorter than TILE_ROWS widens the tile along the run to keep its
+        // (Not 2-byte elements: their 16-byte blocks write a line in eight pieces, and
+        // streaming measured slower for them.)
+        let stream = self.numel().saturating_mul(self.items[0]) >= STREAM_MIN
+            && matches!(self.items[0], 4 | 8);
+        let (width, tile_t) = if staged {
+            (STAGED_TILE_BYTES, STAGED_ROWS)
+        } else if stream {
+            (STREAM_TILE_BYTES, STREAM_ROWS)
+        } else {
+            (TILE_BYTES, TILE_ROWS)
+        };
+        let line = (width / out_step).clamp(4, width);
+        // A tiled dim shorter than the tile widens the tile along the run to keep its
         // area, up to runs that `stage_tile` can still stage for any element size; an
         // output row of at most SHORT_ROW bytes is taken whole, so the output is written
         // front to back (NCHW ↔ NHWC with 64 channels: ~1.5-2× memcpy, was ~2.7×).
@@ -432,7 +500,7 @@ impl<const N: usize> Loop<N> {
                         t0 as isize * t_strides[k] + l0 as isize * inner_strides[k],
                     )
                 });
-                tile(q, t_strides, inner_strides, t1 - t0, len);
+                tile(q, t_strides, inner_strides, t1 - t0, len, stream);
             }
         };
         if threads <= 1 || jobs < 2 {

@@ -353,7 +353,7 @@ fn batched(op: &'static str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
 /// True when the storage's base pointer is aligned for elements of `dtype` (every element
 /// then is: offsets are whole elements).
 fn aligned(t: &Tensor) -> bool {
-    (t.storage().data_ptr() as usize) % t.dtype().itemsize() == 0
+    (t.storage().data_ptr() as usize).is_multiple_of(t.dtype().itemsize())
 }
 
 /// The core: `a` of shape `[.., m, k]` times `b` of shape `[.., k, n]`, whose leading

@@ -4,12 +4,14 @@
 //! The engine hands a tiled loop one cache tile of `rows × len` elements at a time (see
 //! [`Loop::run_tiles`](super::engine::Loop::run_tiles)): rows run along the dim the input
 //! is contiguous in, `len` along the output's contiguous dim. A row-by-row copy reads one
-//! element per input cache line per step. Instead, [`copy_tile`] loads a small square
-//! block (4×4 of 4-byte elements, 2×2 of 8-byte, 8×8 of 2-byte) as whole input vectors,
-//! transposes it in registers and stores whole output vectors, so both sides move in
-//! vector-sized pieces; ragged edges go element by element. [`stage_tile`] uses the same
-//! blocks to copy an elementwise op's transposed inputs into compact scratch, then runs
-//! the op's own kernel row by row. Other strides fall back to the row kernel.
+//! element per input cache line per step. Instead, [`copy_tile`] loads a square block as
+//! whole input vectors, transposes it in registers and stores whole output vectors, so
+//! both sides move in vector-sized pieces: line-wide blocks (16×16 of 4-byte elements,
+//! 8×8 of 8-byte) where the CPU has AVX-512, else 16-byte ones (4×4, 2×2, 8×8 of 2-byte);
+//! ragged edges go element by element. In a streaming loop (Note [streaming tiles] in the
+//! engine) aligned output vectors are stored non-temporally. [`stage_tile`] uses the same
+//! blocks to copy an elementwise op's transposed inputs into per-thread scratch, then
+//! runs the op's own kernel row by row. Other strides fall back to the row kernel.
 
 /// Calls `row(ptrs, ls, len)` once for each of the tile's `rows` rows.
 fn each_row<const N: usize>(
@@ -31,7 +33,8 @@ fn each_row<const N: usize>(
 /// Copies a `rows × len` tile from `p[1]` to `p[0]` of `item`-byte elements, where row `t`
 /// and column `l` of operand `k` live at byte offset `t·ts[k] + l·ls[k]`. Uses register
 /// blocks when the output is contiguous along `l` and the input along `t`, else calls
-/// `row(ptrs, ls, len)` once per row.
+/// `row(ptrs, ls, len)` once per row. With `stream`, register blocks store aligned output
+/// non-temporally (Note [streaming tiles] in the engine), fenced before this returns.
 ///
 /// # Safety
 /// `p[0]` must be writable and `p[1]` readable at every such offset, `t < rows`, `l < len`,
@@ -42,6 +45,7 @@ pub(super) unsafe fn copy_tile(
     ls: [isize; 2],
     (rows, len): (usize, usize),
     item: usize,
+    stream: bool,
     row: impl Fn([*mut u8; 2], [isize; 2], usize),
 ) {
     let item_s = item as isize;
@@ -53,12 +57,13 @@ pub(super) unsafe fn copy_tile(
             i: p[1],
             is: ls[1],
             item,
+            stream,
         };
         // SAFETY: forwarded: the tile covers exactly `t < rows`, `l < len`.
-        unsafe { t.direct(0..rows, 0..len) };
+        unsafe { t.copy(0..rows, 0..len) };
         return;
     }
-    let _ = item_s;
+    let _ = (item_s, stream);
     each_row(p, ts, ls, (rows, len), row);
 }
 
@@ -75,12 +80,43 @@ unsafe fn copy_elems(q: [*mut u8; 2], s: [isize; 2], m: usize, item: usize) {
     }
 }
 
-/// Bytes of scratch per staged input of a tile (see [`stage_tile`]).
-pub(super) const STAGE_BYTES: usize = 16 * 1024;
+/// Bytes of scratch per staged input of a tile (see [`stage_tile`]): with two inputs,
+/// half of a 2 MiB L2.
+pub(super) const STAGE_BYTES: usize = 512 * 1024;
 
-/// A 64-byte aligned scratch block, left uninitialised (only staged bytes are read).
+std::thread_local! {
+    /// Each thread's staging scratch: two blocks of STAGE_BYTES, 64-byte aligned, made
+    /// on the thread's first staged tile and kept. Only staged bytes are ever read.
+    static SCRATCH: std::cell::Cell<Option<Box<Scratch>>> = const { std::cell::Cell::new(None) };
+}
+
+/// Two staging blocks (see [`SCRATCH`]).
 #[repr(C, align(64))]
-struct Scratch([std::mem::MaybeUninit<u8>; STAGE_BYTES]);
+struct Scratch([[std::mem::MaybeUninit<u8>; STAGE_BYTES]; 2]);
+
+impl Scratch {
+    /// The calling thread's scratch, taken out of [`SCRATCH`] (a fresh one if a caller up
+    /// the stack holds it, which does not happen: kernels do not nest); give it back with
+    /// [`Scratch::put`].
+    fn take() -> Box<Scratch> {
+        SCRATCH.take().unwrap_or_else(|| {
+            let layout = std::alloc::Layout::new::<Scratch>();
+            // SAFETY: the layout has non-zero size; uninitialised bytes are valid
+            // `MaybeUninit`s, so the block is a valid `Scratch` as it is.
+            unsafe {
+                let p = std::alloc::alloc(layout).cast::<Scratch>();
+                if p.is_null() {
+                    std::alloc::handle_alloc_error(layout);
+                }
+                Box::from_raw(p)
+            }
+        })
+    }
+
+    fn put(self: Box<Self>) {
+        SCRATCH.set(Some(self));
+    }
+}
 
 /// Runs an elementwise kernel over a `rows × len` tile whose inputs may be transposed
 /// against the output: an input contiguous along rows (`ts[k] == items[k]`) but not along
@@ -104,8 +140,8 @@ pub(super) unsafe fn stage_tile<const N: usize>(
     // Inputs worth staging, each given one of two scratch blocks: an op has at most two
     // inputs that can be (`where`'s bool condition never is, having 1-byte elements); a
     // third would simply run strided.
-    let mut bufs = [const { Scratch([std::mem::MaybeUninit::uninit(); STAGE_BYTES]) }; 2];
-    let mut free = bufs.iter_mut();
+    let mut scratch = Scratch::take();
+    let mut free = scratch.0.iter_mut();
     let slot: [Option<*mut u8>; N] = std::array::from_fn(|k| {
         let item = items[k] as isize;
         let transposed = k > 0
@@ -115,7 +151,7 @@ pub(super) unsafe fn stage_tile<const N: usize>(
             && ls[k] != item
             && ls[k] != 0;
         if transposed && items[k] * len <= STAGE_BYTES {
-            free.next().map(|b| b.0.as_mut_ptr().cast())
+            free.next().map(|b| b.as_mut_ptr().cast())
         } else {
             None
         }
@@ -125,6 +161,7 @@ pub(super) unsafe fn stage_tile<const N: usize>(
         .map(|k| items[k] * len)
         .max()
     else {
+        scratch.put();
         each_row(p, ts, ls, (rows, len), row);
         return;
     };
@@ -156,6 +193,7 @@ pub(super) unsafe fn stage_tile<const N: usize>(
                             [strides[k], ls[k]],
                             (n, len),
                             items[k],
+                            false,
                             |q, s, m| copy_elems(q, s, m, items[k]),
                         )
                     };
@@ -167,6 +205,7 @@ pub(super) unsafe fn stage_tile<const N: usize>(
         each_row(at, row_step, strides, (n, len), row);
         t0 += n;
     }
+    scratch.put();
 }
 
 /// A tile whose output is contiguous along columns (`l`) and whose input is contiguous
@@ -179,6 +218,8 @@ struct Tile {
     i: *const u8,
     is: isize,
     item: usize,
+    /// Store 16-byte (64-byte) aligned output vectors non-temporally.
+    stream: bool,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -206,7 +247,36 @@ impl Tile {
         }
     }
 
-    /// A rectangle in register blocks, its ragged edges element by element.
+    /// Copies a rectangle of the tile: in line-wide register blocks where the CPU has
+    /// AVX-512 and elements are 4 or 8 bytes, the rest in 16-byte blocks and element by
+    /// element; streamed stores are fenced at the end.
+    ///
+    /// # Safety
+    /// The rectangle must lie inside a valid tile.
+    unsafe fn copy(&self, tr: std::ops::Range<usize>, lr: std::ops::Range<usize>) {
+        if matches!(self.item, 4 | 8) && has_avx512() {
+            let b = 64 / self.item;
+            let t_end = tr.start + (tr.len() - tr.len() % b);
+            let l_end = lr.start + (lr.len() - lr.len() % b);
+            // SAFETY: the CPU has AVX-512F (checked); the three pieces partition the
+            // rectangle, which lies inside the tile (caller).
+            unsafe {
+                x86::wide(self, tr.start..t_end, lr.start..l_end);
+                self.direct(tr.start..t_end, l_end..lr.end);
+                self.direct(t_end..tr.end, lr);
+            }
+        } else {
+            // SAFETY: forwarded to the caller.
+            unsafe { self.direct(tr, lr) };
+        }
+        if self.stream {
+            // SAFETY: SSE is baseline on x86-64. Streamed stores are weakly ordered: the
+            // fence makes them visible before the tile is reported done.
+            unsafe { std::arch::x86_64::_mm_sfence() };
+        }
+    }
+
+    /// A rectangle in 16-byte register blocks, its ragged edges element by element.
     ///
     /// # Safety
     /// The rectangle must lie inside a valid tile.
@@ -214,16 +284,22 @@ impl Tile {
         let b = BLOCK / self.item;
         let t_end = tr.start + (tr.len() - tr.len() % b);
         let l_end = lr.start + (lr.len() - lr.len() % b);
-        for t in (tr.start..t_end).step_by(b) {
-            // Every 64 bytes along the input rows, prefetch ahead (see `prefetch_rows`).
-            let prefetch = ((t - tr.start) * self.item) % 64 == 0;
-            for l in (lr.start..l_end).step_by(b) {
-                let (o, i) = self.at(t, l);
-                if prefetch {
-                    self.prefetch_rows(i, b);
+        // Bands of input rows as in `x86::wide`: two lines of output per band.
+        let band = 128 / self.item;
+        for l0 in (lr.start..l_end).step_by(band) {
+            let l1 = (l0 + band).min(l_end);
+            for t in (tr.start..t_end).step_by(b) {
+                // Every 64 bytes along the input rows, prefetch ahead (see
+                // `prefetch_rows`).
+                let prefetch = ((t - tr.start) * self.item).is_multiple_of(64);
+                for l in (l0..l1).step_by(b) {
+                    let (o, i) = self.at(t, l);
+                    if prefetch {
+                        self.prefetch_rows(i, b);
+                    }
+                    // SAFETY: the block is inside the rectangle (caller).
+                    unsafe { x86::block(self.item, o, self.os, i, self.is, self.stream) };
                 }
-                // SAFETY: the block is inside the rectangle (caller).
-                unsafe { x86::block(self.item, o, self.os, i, self.is) };
             }
         }
         for t in tr.clone() {
@@ -235,6 +311,11 @@ impl Tile {
             }
         }
     }
+}
+
+/// Whether this CPU has AVX-512F (detected once).
+fn has_avx512() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
 }
 
 /// A register, in bytes.
@@ -260,28 +341,193 @@ mod x86 {
         unsafe { _mm_loadu_si128(p.offset(k * s).cast()) }
     }
 
-    /// Stores `v` to the 16 bytes at `p + k·s`.
+    /// Stores `v` to the 16 bytes at `p + k·s`, non-temporally if `nt`.
     ///
     /// # Safety
-    /// Those bytes must be writable.
+    /// Those bytes must be writable; with `nt`, 16-byte aligned.
     #[inline(always)]
-    unsafe fn st(p: *mut u8, s: isize, k: isize, v: __m128i) {
+    unsafe fn st(p: *mut u8, s: isize, k: isize, v: __m128i, nt: bool) {
+        let p = p.wrapping_offset(k * s).cast();
         // SAFETY: forwarded to the caller; `storeu` has no alignment requirement.
-        unsafe { _mm_storeu_si128(p.offset(k * s).cast(), v) }
+        unsafe {
+            if nt {
+                _mm_stream_si128(p, v)
+            } else {
+                _mm_storeu_si128(p, v)
+            }
+        }
     }
 
-    /// Transposes one register block of `item`-byte elements (16 bytes a row).
+    /// Transposes one register block of `item`-byte elements (16 bytes a row); with
+    /// `stream`, stores its rows non-temporally when they are all 16-byte aligned.
     ///
     /// # Safety
     /// As for the block function of that size; `item` is 2, 4 or 8.
     #[inline(always)]
-    pub(super) unsafe fn block(item: usize, o: *mut u8, os: isize, i: *const u8, is: isize) {
-        // SAFETY: forwarded to the caller.
+    pub(super) unsafe fn block(
+        item: usize,
+        o: *mut u8,
+        os: isize,
+        i: *const u8,
+        is: isize,
+        stream: bool,
+    ) {
+        let nt = stream && (o as usize | os as usize).is_multiple_of(16);
+        // SAFETY: forwarded to the caller (`nt` only when every row is aligned).
         unsafe {
             match item {
-                2 => block8x2(o, os, i, is),
-                4 => block4x4(o, os, i, is),
-                _ => block2x8(o, os, i, is),
+                2 => block8x2(o, os, i, is, nt),
+                4 => block4x4(o, os, i, is, nt),
+                _ => block2x8(o, os, i, is, nt),
+            }
+        }
+    }
+
+    /// Copies the rectangle `tr × lr` of `t` in line-wide blocks (16×16 4-byte or 8×8
+    /// 8-byte elements: each input and output row of a block is one 64-byte vector), the
+    /// input rows prefetched as in [`Tile::direct`](super::Tile::direct); with `t.stream`,
+    /// a block whose output rows are 64-byte aligned stores them non-temporally.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512F; `t.item` is 4 or 8; the rectangle must lie inside a
+    /// valid tile and its sides be multiples of the block (`64 / t.item`).
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn wide(
+        t: &super::Tile,
+        tr: std::ops::Range<usize>,
+        lr: std::ops::Range<usize>,
+    ) {
+        let b = 64 / t.item;
+        let aligned = t.os % 64 == 0;
+        // Bands of BAND blocks along `l` (input rows), each walked along `t`: few input
+        // rows stream at a time (see Note [staged tiles] in the engine).
+        for l0 in lr.clone().step_by(BAND * b) {
+            let l1 = (l0 + BAND * b).min(lr.end);
+            for tb in tr.clone().step_by(b) {
+                for lb in (l0..l1).step_by(b) {
+                    let (o, i) = t.at(tb, lb);
+                    t.prefetch_rows(i, b);
+                    let nt = t.stream && aligned && (o as usize).is_multiple_of(64);
+                    // SAFETY: the block lies inside the rectangle (caller); AVX-512F is
+                    // there (caller).
+                    unsafe {
+                        if t.item == 4 {
+                            wide4(o, t.os, i, t.is, nt)
+                        } else {
+                            wide8(o, t.os, i, t.is, nt)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Line-wide blocks per band in [`wide`].
+    const BAND: usize = 2;
+
+    /// Stores `v` to the 64 bytes at `p + k·s`, non-temporally if `nt`.
+    ///
+    /// # Safety
+    /// Those bytes must be writable; with `nt`, 64-byte aligned; AVX-512F.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn st64(p: *mut u8, s: isize, k: usize, v: __m512i, nt: bool) {
+        let p = p.wrapping_offset(k as isize * s).cast();
+        // SAFETY: forwarded to the caller.
+        unsafe {
+            if nt {
+                _mm512_stream_si512(p, v)
+            } else {
+                _mm512_storeu_si512(p, v)
+            }
+        }
+    }
+
+    /// Transposes a 16×16 block of 4-byte elements: input rows at `i + k·is`, output rows
+    /// at `o + k·os`, 64 bytes each.
+    ///
+    /// # Safety
+    /// Each of the 32 rows must be valid (input readable, output writable, 64-byte aligned
+    /// with `nt`); AVX-512F.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn wide4(o: *mut u8, os: isize, i: *const u8, is: isize, nt: bool) {
+        // SAFETY: the loads read the block's input rows (caller).
+        let mut r: [__m512i; 16] = std::array::from_fn(|k| unsafe {
+            _mm512_loadu_si512(i.wrapping_offset(k as isize * is).cast())
+        });
+        let mut t = r;
+        // Pairs of rows interleaved by 32-bit lane: t[2k], t[2k+1] hold rows 2k, 2k+1
+        // columns (0,1), (2,3) of each 128-bit quarter.
+        for k in 0..8 {
+            t[2 * k] = _mm512_unpacklo_epi32(r[2 * k], r[2 * k + 1]);
+            t[2 * k + 1] = _mm512_unpackhi_epi32(r[2 * k], r[2 * k + 1]);
+        }
+        // Then 64-bit pairs: within each 128-bit quarter, r[4k + j] holds column j of
+        // rows 4k..4k+4 (a 4×4 transpose per quarter).
+        for k in 0..4 {
+            r[4 * k] = _mm512_unpacklo_epi64(t[4 * k], t[4 * k + 2]);
+            r[4 * k + 1] = _mm512_unpackhi_epi64(t[4 * k], t[4 * k + 2]);
+            r[4 * k + 2] = _mm512_unpacklo_epi64(t[4 * k + 1], t[4 * k + 3]);
+            r[4 * k + 3] = _mm512_unpackhi_epi64(t[4 * k + 1], t[4 * k + 3]);
+        }
+        // Then the 128-bit quarters, in two rounds (as `wide8`).
+        for h in 0..2 {
+            for k in 0..4 {
+                let (x, y) = (r[8 * h + k], r[8 * h + k + 4]);
+                t[8 * h + k] = _mm512_shuffle_i32x4::<0x88>(x, y);
+                t[8 * h + k + 4] = _mm512_shuffle_i32x4::<0xDD>(x, y);
+            }
+        }
+        for k in 0..8 {
+            r[k] = _mm512_shuffle_i32x4::<0x88>(t[k], t[k + 8]);
+            r[k + 8] = _mm512_shuffle_i32x4::<0xDD>(t[k], t[k + 8]);
+        }
+        for (k, v) in r.into_iter().enumerate() {
+            // SAFETY: output row `k` of the block (caller).
+            unsafe { st64(o, os, k, v, nt) };
+        }
+    }
+
+    /// Transposes an 8×8 block of 8-byte elements (see [`wide4`]).
+    ///
+    /// # Safety
+    /// As for [`wide4`], with 16 rows.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn wide8(o: *mut u8, os: isize, i: *const u8, is: isize, nt: bool) {
+        // SAFETY: the loads read the block's input rows (caller).
+        let r: [__m512i; 8] = std::array::from_fn(|k| unsafe {
+            _mm512_loadu_si512(i.wrapping_offset(k as isize * is).cast())
+        });
+        // t[2k] holds rows 2k, 2k+1 of the even columns, one column per 128-bit quarter
+        // (0, 2, 4, 6); t[2k+1] the odd ones.
+        let t: [__m512i; 8] = std::array::from_fn(|k| {
+            let (x, y) = (r[k & !1], r[k | 1]);
+            if k % 2 == 0 {
+                _mm512_unpacklo_epi64(x, y)
+            } else {
+                _mm512_unpackhi_epi64(x, y)
+            }
+        });
+        // Quarters 0, 2 / 1, 3 of two such registers: u[j] (j < 4) holds rows 0-3,
+        // u[4 + j] rows 4-7, of columns (0, 4), (2, 6), (1, 5), (3, 7) for j = 0..4.
+        let u: [__m512i; 8] = std::array::from_fn(|k| {
+            let (h, j) = (k / 4, k % 4);
+            let (x, y) = (t[4 * h + j / 2], t[4 * h + j / 2 + 2]);
+            if j % 2 == 0 {
+                _mm512_shuffle_i64x2::<0x88>(x, y)
+            } else {
+                _mm512_shuffle_i64x2::<0xDD>(x, y)
+            }
+        });
+        // Output column c: the pair u[j], u[4 + j] whose columns include c.
+        for (j, cols) in [(0, [0, 4]), (1, [2, 6]), (2, [1, 5]), (3, [3, 7])] {
+            let (x, y) = (u[j], u[4 + j]);
+            // SAFETY: output rows `cols` of the block (caller).
+            unsafe {
+                st64(o, os, cols[0], _mm512_shuffle_i64x2::<0x88>(x, y), nt);
+                st64(o, os, cols[1], _mm512_shuffle_i64x2::<0xDD>(x, y), nt);
             }
         }
     }
@@ -292,7 +538,7 @@ mod x86 {
     /// # Safety
     /// Each of the eight 16-byte rows must be valid (input readable, output writable).
     #[inline(always)]
-    unsafe fn block4x4(o: *mut u8, os: isize, i: *const u8, is: isize) {
+    unsafe fn block4x4(o: *mut u8, os: isize, i: *const u8, is: isize, nt: bool) {
         // SAFETY: forwarded to the caller (rows 0..4 of each side).
         unsafe {
             let (r0, r1, r2, r3) = (ld(i, is, 0), ld(i, is, 1), ld(i, is, 2), ld(i, is, 3));
@@ -300,10 +546,10 @@ mod x86 {
             let b = _mm_unpacklo_epi32(r2, r3); // r2[0] r3[0] r2[1] r3[1]
             let c = _mm_unpackhi_epi32(r0, r1); // r0[2] r1[2] r0[3] r1[3]
             let d = _mm_unpackhi_epi32(r2, r3); // r2[2] r3[2] r2[3] r3[3]
-            st(o, os, 0, _mm_unpacklo_epi64(a, b));
-            st(o, os, 1, _mm_unpackhi_epi64(a, b));
-            st(o, os, 2, _mm_unpacklo_epi64(c, d));
-            st(o, os, 3, _mm_unpackhi_epi64(c, d));
+            st(o, os, 0, _mm_unpacklo_epi64(a, b), nt);
+            st(o, os, 1, _mm_unpackhi_epi64(a, b), nt);
+            st(o, os, 2, _mm_unpacklo_epi64(c, d), nt);
+            st(o, os, 3, _mm_unpackhi_epi64(c, d), nt);
         }
     }
 
@@ -312,12 +558,12 @@ mod x86 {
     /// # Safety
     /// Each of the four 16-byte rows must be valid.
     #[inline(always)]
-    unsafe fn block2x8(o: *mut u8, os: isize, i: *const u8, is: isize) {
+    unsafe fn block2x8(o: *mut u8, os: isize, i: *const u8, is: isize, nt: bool) {
         // SAFETY: forwarded to the caller (rows 0..2 of each side).
         unsafe {
             let (r0, r1) = (ld(i, is, 0), ld(i, is, 1));
-            st(o, os, 0, _mm_unpacklo_epi64(r0, r1));
-            st(o, os, 1, _mm_unpackhi_epi64(r0, r1));
+            st(o, os, 0, _mm_unpacklo_epi64(r0, r1), nt);
+            st(o, os, 1, _mm_unpackhi_epi64(r0, r1), nt);
         }
     }
 
@@ -326,7 +572,7 @@ mod x86 {
     /// # Safety
     /// Each of the sixteen 16-byte rows must be valid.
     #[inline(always)]
-    unsafe fn block8x2(o: *mut u8, os: isize, i: *const u8, is: isize) {
+    unsafe fn block8x2(o: *mut u8, os: isize, i: *const u8, is: isize, nt: bool) {
         // SAFETY: forwarded to the caller (rows 0..8 of each side).
         unsafe {
             let r: [__m128i; 8] = std::array::from_fn(|k| ld(i, is, k as isize));
@@ -353,8 +599,8 @@ mod x86 {
             // b[4h + 2c + j] holds columns 4c+2j and 4c+2j+1 of rows 4h..4h+4.
             for col in 0..4 {
                 let (x, y) = (b[col], b[4 + col]);
-                st(o, os, 2 * col as isize, _mm_unpacklo_epi64(x, y));
-                st(o, os, 2 * col as isize + 1, _mm_unpackhi_epi64(x, y));
+                st(o, os, 2 * col as isize, _mm_unpacklo_epi64(x, y), nt);
+                st(o, os, 2 * col as isize + 1, _mm_unpackhi_epi64(x, y), nt);
             }
         }
     }

@@ -41,7 +41,7 @@ fn infer_size_into(op: &'static str, shape: &[i64], numel: usize, out: &mut Shap
             return Err(Error::shape(op, format!("invalid shape dimension {s}")));
         }
     }
-    let ok = numel == newsize || (infer.is_some() && newsize > 0 && numel % newsize == 0);
+    let ok = numel == newsize || (infer.is_some() && newsize > 0 && numel.is_multiple_of(newsize));
     if !(ok || (infer.is_some() && newsize == 0 && numel == 0)) {
         return Err(Error::InvalidShape {
             op,
@@ -985,13 +985,13 @@ impl Layout {
         let mut out = self.clone();
         if to_size > from_size {
             let r = to_size / from_size;
-            if self.shape[last] % r != 0 {
+            if !self.shape[last].is_multiple_of(r) {
                 return Err(err(format!(
                     "self.size(-1) must be divisible by {r} {what}, but got {}",
                     self.shape[last]
                 )));
             }
-            if self.offset % r != 0 {
+            if !self.offset.is_multiple_of(r) {
                 return Err(err(format!(
                     "self.storage_offset() must be divisible by {r} {what}, but got {}",
                     self.offset

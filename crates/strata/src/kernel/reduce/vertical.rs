@@ -87,7 +87,7 @@ pub(super) unsafe fn vertical<O: ReduceOp>(op: &O, g: &Geom, p: Ptrs, n: usize, 
     };
     if let [r] = g.red[..] {
         if v.si == 1 && r.si == v.n as isize {
-            if LANES % v.n == 0 && r.n > VLEAF {
+            if LANES.is_multiple_of(v.n) && r.n > VLEAF {
                 // SAFETY: forwarded; the geometry condition is checked just above.
                 return unsafe { narrow_stream(op, g, p, n, par) };
             }
