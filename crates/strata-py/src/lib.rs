@@ -7,6 +7,7 @@ mod dlpack;
 mod dtype;
 mod errors;
 mod files;
+mod freelist;
 mod module;
 mod ops;
 mod shm;
@@ -17,6 +18,15 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tensor::PyTensor>()?;
+    {
+        use pyo3::PyTypeInfo;
+        let py = m.py();
+        if let Some(at) = tensor::direct_offset(py) {
+            // SAFETY: the `Tensor` type pyo3 just made ready, with its value where
+            // `direct_offset` found it (see `freelist::install`).
+            unsafe { freelist::install(py, tensor::PyTensor::type_object_raw(py), at)? };
+        }
+    }
     m.add_class::<tensor::PyUntypedStorage>()?;
     m.add_class::<dtype::PyDType>()?;
     for dt in strata::DType::ALL {
@@ -43,5 +53,6 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     shm::register(m)?;
     m.add_function(wrap_pyfunction!(dlpack::from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::views_built_in_place, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor::tensors_kept, m)?)?;
     Ok(())
 }

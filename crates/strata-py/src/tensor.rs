@@ -28,19 +28,18 @@ impl PyTensor {
 }
 
 /// Where pyo3 keeps the `PyTensor` inside a `Tensor` object, if building one by hand is
-/// exactly what pyo3 does: the type's allocator is `PyType_GenericAlloc` (which zero-fills)
-/// and, in an object pyo3 built, every byte after the object header that is not the
-/// value is zero. Checked once, on such an object; `None` sends [`new_view`] the pyo3 way.
-fn direct_offset(py: Python<'_>) -> Option<usize> {
+/// exactly what pyo3 does: the type's allocator is `PyType_GenericAlloc` or the free
+/// list's (both zero-fill) and, in an object pyo3 built, every byte after the object
+/// header that is not the value is zero. Checked once, on such an object; `None` sends
+/// [`new_view`] the pyo3 way.
+pub fn direct_offset(py: Python<'_>) -> Option<usize> {
     static OFFSET: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
     *OFFSET.get_or_init(|| {
         use pyo3::PyTypeInfo;
         let tp = PyTensor::type_object_raw(py);
         // SAFETY: `tp` is the live, ready type object of `PyTensor`.
         let (alloc, size) = unsafe { ((*tp).tp_alloc, (*tp).tp_basicsize) };
-        // An external symbol of libpython: one address, whatever the codegen unit.
-        let generic = ffi::PyType_GenericAlloc as ffi::allocfunc;
-        if !alloc.is_some_and(|f| std::ptr::fn_addr_eq(f, generic)) {
+        if !alloc.is_some_and(crate::freelist::is_generic_alloc) {
             return None;
         }
         let sample = Bound::new(py, PyTensor::wrap(Tensor::scalar(1i64))).ok()?;
@@ -70,6 +69,13 @@ pub fn views_built_in_place(py: Python<'_>) -> bool {
     direct_offset(py).is_some()
 }
 
+/// How many freed `Tensor` objects the free list holds for reuse, for the tests.
+#[pyfunction]
+#[pyo3(name = "_tensors_kept")]
+pub fn tensors_kept() -> usize {
+    crate::freelist::kept()
+}
+
 /// A new `Tensor` object holding the view `op` gives of `src`.
 ///
 /// A copy of `src` is written straight into a freshly allocated object and edited where
@@ -85,14 +91,18 @@ pub fn new_view<'py>(py: Python<'py>, src: &Tensor, op: ViewOp<'_>) -> PyResult<
     };
     use pyo3::PyTypeInfo;
     let tp = PyTensor::type_object_raw(py);
-    // SAFETY: `direct_offset` checked that a zero-filled object from `PyType_GenericAlloc`
-    // with a `PyTensor` written at `off` is what pyo3 builds. The value is written before
+    // SAFETY: `direct_offset` checked that a zero-filled object from the type's allocator
+    // (`PyType_GenericAlloc` or the free list's) with a `PyTensor` written at `off` is
+    // what pyo3 builds. The value is written before
     // anything can see the object (no Python code runs between the allocation and the
     // write, so the garbage collector cannot traverse it half-built); the edit goes
     // through the only pointer to a value nobody else holds yet; on error, dropping
     // `obj` frees a complete object (an unchanged copy of `src`).
     unsafe {
-        let raw = ffi::PyType_GenericAlloc(tp, 0);
+        let raw = match (*tp).tp_alloc {
+            Some(alloc) => alloc(tp, 0),
+            None => ffi::PyType_GenericAlloc(tp, 0),
+        };
         if raw.is_null() {
             return Err(PyErr::fetch(py));
         }
