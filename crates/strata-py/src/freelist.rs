@@ -10,7 +10,7 @@
 //! again by the type's allocator, which clears what lies outside the value (the value is
 //! always written by whoever allocates: pyo3's initializer or `new_view`) and takes a
 //! reference to the type, as `PyType_GenericAlloc` does; the deallocator does what pyo3's
-//! does, directly. On `t.T[1:3]` this took a call from ~140 to ~110 ns (NumPy ~122).
+//! does, directly. On `t.T[1:3]` this took a call from ~140 to ~105 ns (NumPy ~122).
 //! Subclass instances go pyo3's and CPython's generic ways.
 //!
 //! The list is touched only by the type's slots, which CPython calls with the GIL held;
@@ -79,7 +79,8 @@ pub unsafe fn install(py: Python<'_>, tp: *mut ffi::PyTypeObject, value_at: usiz
             value_at,
             value_at + std::mem::size_of::<crate::tensor::PyTensor>(),
         );
-        let weak_ok = weaklist == 0 || (weaklist >= value.1 && weaklist + 8 <= size);
+        let slot = std::mem::size_of::<*mut ffi::PyObject>();
+        let weak_ok = weaklist == 0 || (weaklist >= value.1 && weaklist + slot <= size);
         if !std::ptr::fn_addr_eq(alloc, generic) || value.1 > size || !weak_ok {
             return Ok(());
         }

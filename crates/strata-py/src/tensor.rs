@@ -28,10 +28,11 @@ impl PyTensor {
 }
 
 /// Where pyo3 keeps the `PyTensor` inside a `Tensor` object, if building one by hand is
-/// exactly what pyo3 does: the type's allocator is `PyType_GenericAlloc` or the free
-/// list's (both zero-fill) and, in an object pyo3 built, every byte after the object
-/// header that is not the value is zero. Checked once, on such an object; `None` sends
-/// [`new_view`] the pyo3 way.
+/// exactly what pyo3 does: the type's allocator is `PyType_GenericAlloc` (which
+/// zero-fills) or the free list's (which zero-fills all but the value, installed only
+/// once this has found where the value is) and, in an object pyo3 built, every byte
+/// after the object header that is not the value is zero. Checked once, on such an
+/// object, at import; `None` sends [`new_view`] the pyo3 way.
 pub fn direct_offset(py: Python<'_>) -> Option<usize> {
     static OFFSET: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
     *OFFSET.get_or_init(|| {
@@ -91,10 +92,10 @@ pub fn new_view<'py>(py: Python<'py>, src: &Tensor, op: ViewOp<'_>) -> PyResult<
     };
     use pyo3::PyTypeInfo;
     let tp = PyTensor::type_object_raw(py);
-    // SAFETY: `direct_offset` checked that a zero-filled object from the type's allocator
-    // (`PyType_GenericAlloc` or the free list's) with a `PyTensor` written at `off` is
-    // what pyo3 builds. The value is written before
-    // anything can see the object (no Python code runs between the allocation and the
+    // SAFETY: `direct_offset` checked that an object from the type's allocator, zero
+    // outside the value (`PyType_GenericAlloc`, or the free list's), with a `PyTensor`
+    // written at `off` is what pyo3 builds. The value is written whole before anything
+    // can see the object (no Python code runs between the allocation and the
     // write, so the garbage collector cannot traverse it half-built); the edit goes
     // through the only pointer to a value nobody else holds yet; on error, dropping
     // `obj` frees a complete object (an unchanged copy of `src`).

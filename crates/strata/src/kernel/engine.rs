@@ -59,7 +59,7 @@ const SHORT_ROW: usize = 256;
 /// in cache for whoever reads the result next, so a copy tile may write whole output
 /// lines with non-temporal stores, which skip reading each line into cache before
 /// overwriting it (a third of a copy's memory traffic). See Note [streaming tiles].
-pub(crate) const STREAM_MIN: usize = 8 << 20;
+const STREAM_MIN: usize = 8 << 20;
 /// Tile width along the innermost dim of a streaming loop, in output bytes (two lines).
 const STREAM_TILE_BYTES: usize = 128;
 /// Tile length along the tiled dim of a streaming loop, in elements.
@@ -452,9 +452,11 @@ impl<const N: usize> Loop<N> {
         // are narrower and longer (Note [streaming tiles]), and an elementwise op's wider
         // (Note [staged tiles]).
         let out_step = self.strides[0][last].unsigned_abs().max(1);
-        // (Not 2-byte elements: their 16-byte blocks write a line in eight pieces, and
-        // streaming measured slower for them.)
-        let stream = self.numel().saturating_mul(self.items[0]) >= STREAM_MIN
+        // Only copies stream (staged tiles run the op's own kernel), and not 2-byte
+        // elements: their 16-byte blocks write a line in eight pieces, and streaming
+        // measured slower for them.
+        let stream = !staged
+            && self.numel().saturating_mul(self.items[0]) >= STREAM_MIN
             && matches!(self.items[0], 4 | 8);
         let (width, tile_t) = if staged {
             (STAGED_TILE_BYTES, STAGED_ROWS)

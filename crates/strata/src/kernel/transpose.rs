@@ -140,31 +140,27 @@ pub(super) unsafe fn stage_tile<const N: usize>(
     // Inputs worth staging, each given one of two scratch blocks: an op has at most two
     // inputs that can be (`where`'s bool condition never is, having 1-byte elements); a
     // third would simply run strided.
-    let mut scratch = Scratch::take();
-    let mut free = scratch.0.iter_mut();
-    let slot: [Option<*mut u8>; N] = std::array::from_fn(|k| {
+    let staged = |k: usize| {
         let item = items[k] as isize;
-        let transposed = k > 0
+        k > 0
             && cfg!(target_arch = "x86_64")
             && matches!(items[k], 2 | 4 | 8)
             && ts[k] == item
             && ls[k] != item
-            && ls[k] != 0;
-        if transposed && items[k] * len <= STAGE_BYTES {
-            free.next().map(|b| b.as_mut_ptr().cast())
-        } else {
-            None
-        }
-    });
-    let Some(widest) = (0..N)
-        .filter(|&k| slot[k].is_some())
-        .map(|k| items[k] * len)
-        .max()
-    else {
-        scratch.put();
+            && ls[k] != 0
+            && items[k] * len <= STAGE_BYTES
+    };
+    let Some(widest) = (0..N).filter(|&k| staged(k)).map(|k| items[k] * len).max() else {
         each_row(p, ts, ls, (rows, len), row);
         return;
     };
+    let mut scratch = Scratch::take();
+    let mut free = scratch.0.iter_mut();
+    let slot: [Option<*mut u8>; N] = std::array::from_fn(|k| {
+        staged(k)
+            .then(|| free.next().map(|b| b.as_mut_ptr().cast()))
+            .flatten()
+    });
     let chunk = STAGE_BYTES / widest;
     // Staged operands are read from scratch, one compact row of `len` after another.
     let strides: [isize; N] = std::array::from_fn(|k| match slot[k] {
@@ -247,6 +243,34 @@ impl Tile {
         }
     }
 
+    /// Calls `block(out, in)` for each `b × b` block of the rectangle, whose sides are
+    /// multiples of `b`: in bands of input rows two output lines wide, each walked along
+    /// the input rows (few input rows stream at a time; see Note [staged tiles] in the
+    /// engine), prefetching every 64 bytes along them (see `prefetch_rows`).
+    #[inline(always)]
+    fn blocks(
+        &self,
+        tr: std::ops::Range<usize>,
+        lr: std::ops::Range<usize>,
+        b: usize,
+        block: impl Fn(*mut u8, *const u8),
+    ) {
+        let band = 128 / self.item;
+        for l0 in lr.clone().step_by(band) {
+            let l1 = (l0 + band).min(lr.end);
+            for t in tr.clone().step_by(b) {
+                let prefetch = ((t - tr.start) * self.item).is_multiple_of(64);
+                for l in (l0..l1).step_by(b) {
+                    let (o, i) = self.at(t, l);
+                    if prefetch {
+                        self.prefetch_rows(i, b);
+                    }
+                    block(o, i);
+                }
+            }
+        }
+    }
+
     /// Copies a rectangle of the tile: in line-wide register blocks where the CPU has
     /// AVX-512 and elements are 4 or 8 bytes, the rest in 16-byte blocks and element by
     /// element; streamed stores are fenced at the end.
@@ -284,24 +308,10 @@ impl Tile {
         let b = BLOCK / self.item;
         let t_end = tr.start + (tr.len() - tr.len() % b);
         let l_end = lr.start + (lr.len() - lr.len() % b);
-        // Bands of input rows as in `x86::wide`: two lines of output per band.
-        let band = 128 / self.item;
-        for l0 in (lr.start..l_end).step_by(band) {
-            let l1 = (l0 + band).min(l_end);
-            for t in (tr.start..t_end).step_by(b) {
-                // Every 64 bytes along the input rows, prefetch ahead (see
-                // `prefetch_rows`).
-                let prefetch = ((t - tr.start) * self.item).is_multiple_of(64);
-                for l in (l0..l1).step_by(b) {
-                    let (o, i) = self.at(t, l);
-                    if prefetch {
-                        self.prefetch_rows(i, b);
-                    }
-                    // SAFETY: the block is inside the rectangle (caller).
-                    unsafe { x86::block(self.item, o, self.os, i, self.is, self.stream) };
-                }
-            }
-        }
+        self.blocks(tr.start..t_end, lr.start..l_end, b, |o, i| {
+            // SAFETY: the block is inside the rectangle (caller).
+            unsafe { x86::block(self.item, o, self.os, i, self.is, self.stream) }
+        });
         for t in tr.clone() {
             let from = if t < t_end { l_end } else { lr.start };
             for l in from..lr.end {
@@ -314,6 +324,7 @@ impl Tile {
 }
 
 /// Whether this CPU has AVX-512F (detected once).
+#[cfg(target_arch = "x86_64")]
 fn has_avx512() -> bool {
     std::arch::is_x86_feature_detected!("avx512f")
 }
@@ -384,8 +395,8 @@ mod x86 {
     }
 
     /// Copies the rectangle `tr × lr` of `t` in line-wide blocks (16×16 4-byte or 8×8
-    /// 8-byte elements: each input and output row of a block is one 64-byte vector), the
-    /// input rows prefetched as in [`Tile::direct`](super::Tile::direct); with `t.stream`,
+    /// 8-byte elements: each input and output row of a block is one 64-byte vector), in
+    /// the order of [`Tile::blocks`](super::Tile::blocks); with `t.stream`,
     /// a block whose output rows are 64-byte aligned stores them non-temporally.
     ///
     /// # Safety
@@ -399,31 +410,19 @@ mod x86 {
     ) {
         let b = 64 / t.item;
         let aligned = t.os % 64 == 0;
-        // Bands of BAND blocks along `l` (input rows), each walked along `t`: few input
-        // rows stream at a time (see Note [staged tiles] in the engine).
-        for l0 in lr.clone().step_by(BAND * b) {
-            let l1 = (l0 + BAND * b).min(lr.end);
-            for tb in tr.clone().step_by(b) {
-                for lb in (l0..l1).step_by(b) {
-                    let (o, i) = t.at(tb, lb);
-                    t.prefetch_rows(i, b);
-                    let nt = t.stream && aligned && (o as usize).is_multiple_of(64);
-                    // SAFETY: the block lies inside the rectangle (caller); AVX-512F is
-                    // there (caller).
-                    unsafe {
-                        if t.item == 4 {
-                            wide4(o, t.os, i, t.is, nt)
-                        } else {
-                            wide8(o, t.os, i, t.is, nt)
-                        }
-                    }
+        t.blocks(tr, lr, b, |o, i| {
+            let nt = t.stream && aligned && (o as usize).is_multiple_of(64);
+            // SAFETY: the block lies inside the rectangle (caller); AVX-512F is there
+            // (caller; the closure inherits `wide`'s target features).
+            unsafe {
+                if t.item == 4 {
+                    wide4(o, t.os, i, t.is, nt)
+                } else {
+                    wide8(o, t.os, i, t.is, nt)
                 }
             }
-        }
+        });
     }
-
-    /// Line-wide blocks per band in [`wide`].
-    const BAND: usize = 2;
 
     /// Stores `v` to the 64 bytes at `p + k·s`, non-temporally if `nt`.
     ///
