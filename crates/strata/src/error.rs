@@ -32,6 +32,16 @@ pub(crate) fn list<T: fmt::Display>(v: &[T]) -> String {
     ListFmt(v).to_string()
 }
 
+/// An empty `Vec` with room for `n` elements, or a [`Error::Resource`] naming `op` when
+/// the memory cannot be had: the fallible counterpart of `Vec::with_capacity` for sizes
+/// that come from a user (a `Vec` that fails to allocate aborts the process).
+pub fn try_vec<T>(op: &'static str, n: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| Error::out_of_memory(op, n as u128 * size_of::<T>() as u128))?;
+    Ok(v)
+}
+
 /// The broad class of an [`Error`], used to pick an exception type in bindings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
@@ -320,6 +330,14 @@ impl Error {
         Error::DType {
             op,
             msg: msg.into(),
+        }
+    }
+
+    /// An allocation of `bytes` bytes that the system refused.
+    pub fn out_of_memory(op: &'static str, bytes: u128) -> Self {
+        Error::Resource {
+            op,
+            msg: format!("out of memory: cannot allocate {bytes} bytes"),
         }
     }
 

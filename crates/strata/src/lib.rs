@@ -30,7 +30,7 @@ pub mod storage;
 pub mod tensor;
 
 pub use dtype::{DType, DTypeKind, Element};
-pub use error::{Error, ErrorKind, Result};
+pub use error::{try_vec, Error, ErrorKind, Result};
 pub use layout::Layout;
 pub use storage::{Allocator, CpuAllocator, Device, Storage};
 pub use tensor::{

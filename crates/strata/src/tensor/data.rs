@@ -66,12 +66,14 @@ impl Tensor {
     /// The elements in row-major order of the view, as a `Vec`.
     ///
     /// # Errors
-    /// A dtype error when `T` is not the tensor's element type.
+    /// A dtype error when `T` is not the tensor's element type; a resource error when the
+    /// `Vec` cannot be allocated (an expanded view can name far more elements than memory
+    /// holds).
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         self.expect_dtype::<T>("to_vec")?;
         let _g = borrow::acquire("to_vec", &[(&self.storage, false)])?;
         let base = self.base();
-        let mut out = Vec::with_capacity(self.numel());
+        let mut out = crate::error::try_vec("to_vec", self.numel())?;
         walk(self.shape(), [self.strides()], [self.offset()], |[i]| {
             // SAFETY: `i` is inside the storage by L4, the storage bytes are valid by S1 and
             // the shared borrow `_g` excludes writers (S4).

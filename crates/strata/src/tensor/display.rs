@@ -15,6 +15,8 @@ const EDGE: usize = 3;
 const THRESHOLD: usize = 1000;
 const LINEWIDTH: usize = 80;
 const PRECISION: usize = 4;
+/// The most elements a summarised print shows (beyond it, see `format_values`).
+const MAX_SHOWN: usize = 1 << 20;
 
 /// Python's `{:.4e}`: at least two exponent digits and an explicit sign.
 fn sci(v: f64) -> String {
@@ -112,41 +114,51 @@ fn scalars(t: &Tensor) -> Result<Vec<Scalar>> {
     with_dtype!(t.dtype(), T => Ok(t.to_vec::<T>()?.into_iter().map(Scalar::from_element).collect()))
 }
 
-/// The elements shown after summarisation (the first and last `EDGE` of each dim).
-fn shown(t: &Tensor, summarize: bool) -> Result<Vec<Scalar>> {
-    if t.ndim() == 0 {
-        return scalars(t);
-    }
+/// The elements of a 1-D `t` that are printed: all of them, or, when summarising a row
+/// longer than `2 * EDGE`, the first and last `EDGE` (read alone: a summarised row may be
+/// an expanded view of more elements than memory holds). The flag says whether the row
+/// was cut.
+fn row(t: &Tensor, summarize: bool) -> Result<(Vec<Scalar>, bool)> {
     let n = t.shape()[0];
-    let pick: Vec<usize> = if summarize && n > 2 * EDGE {
-        (0..EDGE).chain(n - EDGE..n).collect()
+    if summarize && n > 2 * EDGE {
+        let mut v = scalars(&t.slice(0, Some(0), Some(EDGE as i64), 1)?)?;
+        v.extend(scalars(&t.slice(0, Some((n - EDGE) as i64), None, 1)?)?);
+        Ok((v, true))
     } else {
-        (0..n).collect()
-    };
-    if t.ndim() == 1 {
-        let all = scalars(t)?;
-        return Ok(pick.into_iter().map(|i| all[i]).collect());
+        Ok((scalars(t)?, false))
     }
-    let mut out = Vec::new();
-    for i in pick {
-        out.extend(shown(&t.select(0, i as i64)?, summarize)?);
+}
+
+/// The elements shown after summarisation (the first and last `EDGE` of each dim): what
+/// PyTorch's formatter sees (`get_summarized_data`), so the width and notation come
+/// from these alone.
+fn shown(t: &Tensor, summarize: bool, out: &mut Vec<Scalar>) -> Result<()> {
+    match t.ndim() {
+        0 => out.extend(scalars(t)?),
+        1 => out.extend(row(t, summarize)?.0),
+        _ => {
+            let n = t.shape()[0];
+            let pick: Vec<usize> = if summarize && n > 2 * EDGE {
+                (0..EDGE).chain(n - EDGE..n).collect()
+            } else {
+                (0..n).collect()
+            };
+            for i in pick {
+                shown(&t.select(0, i as i64)?, summarize, out)?;
+            }
+        }
     }
-    Ok(out)
+    Ok(())
 }
 
 fn tensor_str(t: &Tensor, indent: usize, summarize: bool, f: &Formatter) -> Result<String> {
     match t.ndim() {
         0 => Ok(f.format(t.item()?)),
         1 => {
-            let vals = scalars(t)?;
-            let n = vals.len();
-            let mut items: Vec<String> = Vec::new();
-            if summarize && n > 2 * EDGE {
-                items.extend(vals[..EDGE].iter().map(|&v| f.padded(v)));
-                items.push(" ...".into());
-                items.extend(vals[n - EDGE..].iter().map(|&v| f.padded(v)));
-            } else {
-                items.extend(vals.iter().map(|&v| f.padded(v)));
+            let (vals, cut) = row(t, summarize)?;
+            let mut items: Vec<String> = vals.iter().map(|&v| f.padded(v)).collect();
+            if cut {
+                items.insert(EDGE, " ...".into());
             }
             let per_line = (LINEWIDTH.saturating_sub(indent) / (f.width + 2)).max(1);
             let lines: Vec<String> = items.chunks(per_line).map(|c| c.join(", ")).collect();
@@ -185,16 +197,28 @@ impl Tensor {
     pub fn format_values(&self, prefix: &str, dtype_prefix: &str) -> Result<String> {
         let summarize = self.numel() > THRESHOLD;
         let indent = prefix.len();
+        // Each dim shows at most 2 * EDGE entries when summarising, but many dims of an
+        // expanded view still multiply to more text than can be built: such a tensor
+        // prints as `[...]` with its size (PyTorch would try, and run out of memory).
+        let shown_count = self.shape().iter().try_fold(1usize, |acc, &n| {
+            let k = if summarize { n.min(2 * EDGE) } else { n };
+            acc.checked_mul(k)
+        });
+        let too_many = shown_count.is_none_or(|c| c > MAX_SHOWN);
         let body = if self.numel() == 0 && self.ndim() > 0 {
             "[]".to_string()
+        } else if too_many {
+            "[...]".to_string()
         } else {
-            let f = Formatter::new(self.dtype, &shown(self, summarize)?);
+            let mut vals = Vec::new();
+            shown(self, summarize, &mut vals)?;
+            let f = Formatter::new(self.dtype, &vals);
             tensor_str(self, indent, summarize, &f)?
         };
-        let mut suffix = String::new();
-        if self.numel() == 0 && self.ndim() > 1 {
+        let mut suffixes = Vec::new();
+        if (self.numel() == 0 && self.ndim() > 1) || too_many {
             let dims: Vec<String> = self.shape().iter().map(|n| n.to_string()).collect();
-            let _ = write!(suffix, ", size=({})", dims.join(", "));
+            suffixes.push(format!("size=({})", dims.join(", ")));
         }
         let default = if self.numel() == 0 {
             self.dtype == DType::F32
@@ -202,9 +226,26 @@ impl Tensor {
             matches!(self.dtype, DType::F32 | DType::I64 | DType::Bool)
         };
         if !default {
-            let _ = write!(suffix, ", dtype={dtype_prefix}{}", self.dtype);
+            suffixes.push(format!("dtype={dtype_prefix}{}", self.dtype));
         }
-        Ok(format!("{prefix}{body}{suffix})"))
+        // PyTorch's `_add_suffixes`: each suffix goes on the last line unless that would
+        // pass the line width, then on a line of its own, indented under the values.
+        let mut out = format!("{prefix}{body}");
+        let mut last_line = match out.rfind('\n') {
+            Some(p) => out.len() - p + 1,
+            None => out.len() + 2,
+        };
+        for suffix in suffixes {
+            if last_line + suffix.len() + 2 > LINEWIDTH {
+                let _ = write!(out, ",\n{}{suffix}", " ".repeat(indent));
+                last_line = indent + suffix.len();
+            } else {
+                let _ = write!(out, ", {suffix}");
+                last_line += suffix.len() + 2;
+            }
+        }
+        out.push(')');
+        Ok(out)
     }
 
     /// A picture of the view over its storage: shape, strides, offset, the address
