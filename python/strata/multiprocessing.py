@@ -70,6 +70,13 @@ def sweep() -> int:
 
 
 def _rebuild_buffer(buf, dtype: str, shape: tuple):
+    # A flat byte buffer (a PickleBuffer of the sender's bytes, bytes, a bytearray) is
+    # imported as it is, so the tensor holds its real exporter, not a memoryview in between.
+    if not isinstance(buf, memoryview):
+        with memoryview(buf) as mv:
+            flat = mv.ndim == 1 and mv.format == "B"
+        if flat:
+            return _strata._tensor_from_bytes(buf, dtype, list(shape))
     mv = memoryview(buf)
     if mv.ndim != 1 or mv.format != "B":
         mv = mv.cast("B")

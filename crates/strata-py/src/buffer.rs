@@ -197,6 +197,9 @@ pub fn array_interface<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, 
 struct HeldBuffer {
     view: Box<ffi::Py_buffer>,
     exporter: Option<Py<PyAny>>,
+    /// The exporter is a `memoryview` (kept from the garbage collector: see
+    /// `traverse_owner`).
+    exporter_is_memoryview: bool,
 }
 
 // SAFETY: the buffer is only touched again in `Drop`, which takes the GIL first; the
@@ -214,7 +217,15 @@ impl HeldBuffer {
             // which this `Py` now owns; it goes back to `view.obj` before the release.
             unsafe { Bound::from_owned_ptr(py, p.as_ptr()) }.unbind()
         });
-        HeldBuffer { view, exporter }
+        let exporter_is_memoryview = exporter
+            .as_ref()
+            // SAFETY: only inspects the object's type.
+            .is_some_and(|e| unsafe { ffi::PyMemoryView_Check(e.as_ptr()) } != 0);
+        HeldBuffer {
+            view,
+            exporter,
+            exporter_is_memoryview,
+        }
     }
 }
 
@@ -232,8 +243,10 @@ impl Drop for HeldBuffer {
                 .take()
                 .map_or(std::ptr::null_mut(), Py::into_ptr);
             // SAFETY: the buffer was filled by a successful `PyObject_GetBuffer` and is
-            // released exactly once, here, with the GIL held and its `obj` restored.
-            unsafe { ffi::PyBuffer_Release(&mut *self.view) };
+            // released exactly once, here, with the GIL held and its `obj` restored; the
+            // release (and the exporter's last reference) may run Python code, so any
+            // pending exception is set aside meanwhile.
+            unsafe { crate::errors::preserving_error(|| ffi::PyBuffer_Release(&mut *self.view)) };
         });
     }
 }
@@ -242,9 +255,14 @@ impl Drop for HeldBuffer {
 /// exporter of a buffer wrapped by `from_numpy` / `st.tensor(buffer)`), if any.
 pub fn traverse_owner(owner: &Owner, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
     match owner {
+        // A memoryview exporter is not shown: the collector would clear it while the
+        // storage still holds its export, and a memoryview refuses that ("Exception
+        // ignored in tp_clear of memoryview … BufferError: memoryview has 1 exported
+        // buffer", e.g. at exit for a tensor unpickled from protocol-5 buffers). Unseen,
+        // it counts as referenced from outside and is released with the storage.
         Owner::Foreign(o) => match o.downcast_ref::<HeldBuffer>() {
-            Some(h) => visit.call(&h.exporter),
-            None => Ok(()),
+            Some(h) if !h.exporter_is_memoryview => visit.call(&h.exporter),
+            _ => Ok(()),
         },
         _ => Ok(()),
     }
@@ -303,7 +321,8 @@ pub fn from_buffer(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     // SAFETY: `obj` is a live object and `view` a writable Py_buffer.
     let rc = unsafe { ffi::PyObject_GetBuffer(obj.as_ptr(), &mut *view, ffi::PyBUF_RECORDS_RO) };
     if rc != 0 {
-        return Err(PyErr::fetch(obj.py()));
+        let e = PyErr::fetch(obj.py());
+        return Err(crate::convert::numpy_kind_error("from_numpy", obj).unwrap_or(e));
     }
     let held = HeldBuffer::new(obj.py(), view);
     let v = &*held.view;
@@ -316,7 +335,17 @@ pub fn from_buffer(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
             .to_string_lossy()
             .into_owned()
     };
-    let dtype = dtype_of_format(&fmt, itemsize)?;
+    // A NumPy datetime64 / bytes_ scalar exports its bytes as uint8: refuse it by its
+    // dtype (only 1-byte and unknown formats are asked, so other imports pay nothing).
+    let dtype = match dtype_of_format(&fmt, itemsize) {
+        Ok(DType::U8 | DType::I8) | Err(_) if obj.hasattr("dtype").unwrap_or(false) => {
+            if let Some(e) = crate::convert::numpy_kind_error("from_numpy", obj) {
+                return Err(e);
+            }
+            dtype_of_format(&fmt, itemsize)?
+        }
+        r => r?,
+    };
     let nd = v.ndim as usize;
     let (shape, bstrides): (Vec<usize>, Vec<isize>) = if nd == 0 {
         (Vec::new(), Vec::new())

@@ -32,9 +32,43 @@ pub fn as_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     }
     // NumPy scalars and other numbers.
     if obj.hasattr("dtype")? && obj.hasattr("item")? && obj.getattr("shape")?.len()? == 0 {
+        if let Some(e) = numpy_kind_error("tensor", obj) {
+            return Err(e);
+        }
         return as_scalar(&obj.call_method0("item")?);
     }
     Ok(None)
+}
+
+/// NumPy dtype kinds with no strata equivalent: datetime64, timedelta64, bytes, str,
+/// void (structured), object, complex.
+const FOREIGN_KINDS: &str = "MmSUVOc";
+
+/// The `DTypeError` for a NumPy array or scalar whose dtype strata cannot hold (a
+/// datetime64 scalar, say, exports its 8 bytes as a uint8 buffer), naming the dtype;
+/// `None` for anything else (no `dtype`, or a numeric one).
+pub fn numpy_kind_error(op: &'static str, obj: &Bound<'_, PyAny>) -> Option<PyErr> {
+    let dtype = obj.getattr("dtype").ok()?;
+    let kind: String = dtype.getattr("kind").ok()?.extract().ok()?;
+    let kind = kind.chars().next().filter(|k| FOREIGN_KINDS.contains(*k))?;
+    let what = match kind {
+        'M' | 'm' => "dates and durations",
+        'S' | 'U' => "strings",
+        'V' => "structured records",
+        'O' => "Python objects",
+        _ => "complex numbers",
+    };
+    let name = dtype
+        .str()
+        .map(|s| s.to_string())
+        .unwrap_or_else(|_| kind.to_string());
+    Some(err(
+        ErrorKind::DType,
+        op,
+        format!(
+            "NumPy dtype {name} ({what}) is not supported: strata holds bool, (u)int8-64, float16/32/64 and bfloat16"
+        ),
+    ))
 }
 
 /// Integer arguments kept inline (no heap allocation up to 8 of them).
@@ -332,7 +366,11 @@ pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
 pub fn elements(py: Python<'_>, t: &Tensor) -> PyResult<Vec<Py<PyAny>>> {
     with_dtype!(t.dtype(), T => {
         let v: Vec<T> = t.to_vec::<T>().py()?;
-        v.into_iter().map(|x| element_to_py(py, x)).collect()
+        let mut out = strata::try_vec("tolist", v.len()).py()?;
+        for x in v {
+            out.push(element_to_py(py, x)?);
+        }
+        Ok(out)
     })
 }
 

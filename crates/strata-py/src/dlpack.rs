@@ -26,29 +26,7 @@ const LEGACY: &CStr = c"dltensor";
 const USED_VERSIONED: &CStr = c"used_dltensor_versioned";
 const USED_LEGACY: &CStr = c"used_dltensor";
 
-/// Runs `f` with the current Python exception (if any) set aside, as a destructor must.
-///
-/// # Safety
-/// The GIL must be held.
-unsafe fn preserving_error(f: impl FnOnce()) {
-    let (mut t, mut v, mut tb) = (
-        std::ptr::null_mut(),
-        std::ptr::null_mut(),
-        std::ptr::null_mut(),
-    );
-    // SAFETY: the GIL is held (caller); the three slots receive owned references that are
-    // handed back by `PyErr_Restore`.
-    #[allow(deprecated)]
-    unsafe {
-        ffi::PyErr_Fetch(&mut t, &mut v, &mut tb)
-    };
-    f();
-    // SAFETY: as above.
-    #[allow(deprecated)]
-    unsafe {
-        ffi::PyErr_Restore(t, v, tb)
-    };
-}
+use crate::errors::preserving_error;
 
 unsafe extern "C" fn versioned_capsule_destructor(capsule: *mut ffi::PyObject) {
     // SAFETY: CPython calls capsule destructors with the GIL held, on a live capsule.
@@ -271,6 +249,15 @@ pub fn from_dlpack(
             Err(e) => return Err(e),
         }
     };
+    // SAFETY: only inspects the type.
+    if unsafe { ffi::PyCapsule_CheckExact(cap.as_ptr()) } != 1 {
+        return Err(PyTypeError::new_err(format!(
+            "from_dlpack: {}.__dlpack__() returned {} (a {}), not a DLPack capsule",
+            obj.get_type().name()?,
+            cap.repr()?,
+            cap.get_type().name()?
+        )));
+    }
     let (t, copied) = consume(&cap)?;
     let t = if want_copy && !copied {
         t.contiguous_copy().py()?

@@ -50,11 +50,50 @@ impl PyDType {
     }
 }
 
+/// Whether `obj` names a dtype rather than a shape: a `strata.dtype`, a string, a type
+/// (`np.float64`, `float`, `bool`) or a NumPy dtype object (`np.dtype('f8')`).
+pub fn is_dtype_like(obj: &Bound<'_, PyAny>) -> bool {
+    obj.is_instance_of::<PyDType>()
+        || obj.is_instance_of::<pyo3::types::PyString>()
+        || obj.is_instance_of::<pyo3::types::PyType>()
+        || is_numpy_dtype(obj)
+}
+
+/// A `numpy.dtype` instance (its class is `numpy.dtype` or, in NumPy 2, a subclass in
+/// `numpy.dtypes`).
+fn is_numpy_dtype(obj: &Bound<'_, PyAny>) -> bool {
+    obj.get_type().module().is_ok_and(|m| {
+        m.to_str()
+            .is_ok_and(|m| m == "numpy" || m.starts_with("numpy."))
+    }) && obj.hasattr("kind").unwrap_or(false)
+        && obj.hasattr("itemsize").unwrap_or(false)
+        && obj.hasattr("byteorder").unwrap_or(false)
+}
+
 /// Reads a dtype argument: a `strata.dtype`, a name string, or a NumPy dtype/type (by
 /// its name).
 pub fn parse_dtype(obj: &Bound<'_, PyAny>) -> PyResult<DType> {
     if let Ok(d) = obj.extract::<PyDType>() {
         return Ok(d.0);
+    }
+    if is_numpy_dtype(obj) {
+        let order: String = obj.getattr("byteorder")?.extract()?;
+        let native = if cfg!(target_endian = "little") {
+            '<'
+        } else {
+            '>'
+        };
+        let swapped = if native == '<' { '>' } else { '<' };
+        if order.starts_with(swapped) {
+            return Err(err(
+                ErrorKind::DType,
+                "dtype",
+                format!(
+                    "{} has non-native byte order; strata dtypes are native-endian",
+                    obj.repr()?
+                ),
+            ));
+        }
     }
     let name: String = if let Ok(s) = obj.extract::<String>() {
         s

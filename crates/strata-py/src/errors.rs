@@ -47,6 +47,7 @@ pub fn err(kind: ErrorKind, op: &'static str, msg: impl Into<String>) -> PyErr {
         ErrorKind::DType => Error::DType { op, msg },
         ErrorKind::Value => Error::Value { op, msg },
         ErrorKind::Overflow => Error::Overflow { op, what: msg },
+        ErrorKind::Resource => Error::Resource { op, msg },
         _ => Error::Shape { op, msg },
     })
 }
@@ -61,4 +62,45 @@ impl<T> IntoPy<T> for Result<T, Error> {
     fn py(self) -> PyResult<T> {
         self.map_err(to_py)
     }
+}
+
+/// Runs `f` (which may drop a storage, and so run a foreign owner's code: a DLPack
+/// deleter written in Python, a buffer exporter's release) with the thread's pending
+/// Python exception, if any, set aside and restored afterwards. CPython requires this of
+/// any code that may call into Python while an exception is set (a deallocator running as
+/// an error unwinds); without it the callee fails with "error return without exception
+/// set" or loses the original error. Costs one load of the thread state when no exception
+/// is pending.
+///
+/// # Safety
+/// The thread must hold the GIL (be attached to the interpreter).
+pub unsafe fn preserving_error<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: the GIL is held (caller); `PyErr_Occurred` only reads the thread state.
+    if unsafe { pyo3::ffi::PyErr_Occurred() }.is_null() {
+        return f();
+    }
+    let (mut t, mut v, mut tb) = (
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+    );
+    // SAFETY: the GIL is held; the three slots receive owned references, handed back by
+    // `PyErr_Restore` (which steals them) after `f`, so the pending error is the same one.
+    #[allow(deprecated)]
+    unsafe {
+        pyo3::ffi::PyErr_Fetch(&mut t, &mut v, &mut tb)
+    };
+    let r = f();
+    // A new error that `f` left set (an exception in a deleter) is reported as
+    // unraisable, as CPython does for exceptions in destructors, rather than replacing
+    // or chaining onto the one being raised.
+    // SAFETY: as above.
+    unsafe {
+        if !pyo3::ffi::PyErr_Occurred().is_null() {
+            pyo3::ffi::PyErr_WriteUnraisable(std::ptr::null_mut());
+        }
+        #[allow(deprecated)]
+        pyo3::ffi::PyErr_Restore(t, v, tb)
+    };
+    r
 }

@@ -176,7 +176,7 @@ unsafe extern "C" fn tensor_dealloc(obj: *mut ffi::PyObject) {
         let Some(s) = exact(tp) else {
             // A subclass instance (the slot is installed only once SHAPE is set).
             if let Some(s) = SHAPE.get() {
-                (s.pyo3_dealloc)(obj);
+                crate::errors::preserving_error(|| (s.pyo3_dealloc)(obj));
             }
             return;
         };
@@ -187,9 +187,13 @@ unsafe extern "C" fn tensor_dealloc(obj: *mut ffi::PyObject) {
             .cast::<crate::tensor::PyTensor>();
         // A panic cannot cross into CPython; dropping a tensor does not panic, but if it
         // did, the value would be leaked rather than the process aborted.
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            std::ptr::drop_in_place(value)
-        }));
+        // The last handle of a storage may run a foreign owner's code (a DLPack deleter in
+        // Python, a buffer release), and this may run while an exception unwinds.
+        crate::errors::preserving_error(|| {
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                std::ptr::drop_in_place(value)
+            }));
+        });
         let weaklist = obj
             .cast::<u8>()
             .add(s.weaklist)

@@ -697,7 +697,7 @@ impl PyTensor {
 
     fn untyped_storage(&self) -> PyUntypedStorage {
         PyUntypedStorage {
-            storage: self.inner.storage().clone(),
+            storage: std::mem::ManuallyDrop::new(self.inner.storage().clone()),
         }
     }
 
@@ -742,9 +742,7 @@ impl PyTensor {
         if args.len() == 1 {
             let a = args.get_item(0)?;
             // A plain int is a shape: skip the two failed extractions (they build errors).
-            if !a.is_exact_instance_of::<PyInt>()
-                && (a.extract::<PyDType>().is_ok() || a.extract::<String>().is_ok())
-            {
+            if !a.is_exact_instance_of::<PyInt>() && crate::dtype::is_dtype_like(&a) {
                 let t = self.inner.view_dtype(parse_dtype(&a)?).py()?;
                 return Ok(Bound::new(args.py(), PyTensor::wrap(t))?.into_any());
             }
@@ -1081,9 +1079,15 @@ impl PyTensor {
         Ok(self.inner.item().py()?.to_f64())
     }
 
+    /// Python's `int()`: a float truncates to its exact integer (`int(st.tensor(1e30))
+    /// == int(1e30)`), NaN raises `ValueError` and an infinity `OverflowError`, as for a
+    /// Python float, NumPy and PyTorch.
     fn __int__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         match self.inner.item().py()? {
             s @ strata::Scalar::UInt(_) => scalar_to_py(py, s),
+            strata::Scalar::Float(f) => Ok(pyo3::types::PyFloat::new(py, f)
+                .call_method0(pyo3::intern!(py, "__int__"))?
+                .unbind()),
             s => Ok(s.to::<i64>().into_pyobject(py)?.into_any().unbind()),
         }
     }
@@ -1208,7 +1212,19 @@ impl PyTensor {
 #[pyclass(name = "UntypedStorage", module = "strata", frozen)]
 #[derive(Debug)]
 pub struct PyUntypedStorage {
-    pub storage: strata::Storage,
+    /// Dropped in `Drop` with any pending exception set aside (a foreign owner's code may
+    /// run).
+    pub storage: std::mem::ManuallyDrop<strata::Storage>,
+}
+
+impl Drop for PyUntypedStorage {
+    fn drop(&mut self) {
+        // SAFETY: pyo3 drops a class's value with the GIL held; `storage` is dropped once,
+        // here, and never used again.
+        unsafe {
+            crate::errors::preserving_error(|| std::mem::ManuallyDrop::drop(&mut self.storage))
+        };
+    }
 }
 
 #[pymethods]
@@ -1236,7 +1252,7 @@ impl PyUntypedStorage {
         let dt = crate::dtype::opt_dtype(dtype)?.unwrap_or(DType::U8);
         let n = self.storage.nbytes() / dt.itemsize();
         let t = Tensor::from_parts(
-            self.storage.clone(),
+            strata::Storage::clone(&self.storage),
             strata::Layout::contiguous(&[n]).py()?,
             dt,
         )

@@ -88,7 +88,12 @@ impl Tensor {
     /// # Errors
     /// A byte size beyond `usize`, or a conflicting borrow of the storage.
     pub fn to_row_major_bytes(&self) -> Result<Vec<u8>> {
-        with_row_major_bytes("to_row_major_bytes", self, <[u8]>::to_vec)
+        const OP: &str = "to_row_major_bytes";
+        with_row_major_bytes(OP, self, |b| {
+            let mut v = crate::error::try_vec(OP, b.len())?;
+            v.extend_from_slice(b);
+            Ok(v)
+        })?
     }
 
     /// A 1-D tensor of `size` elements of `dtype` over the file at `path`, mapped into

@@ -341,7 +341,7 @@ pub fn parse_header(buf: &[u8], max_header_len: usize) -> Result<NpyHeader> {
     };
     if hlen > max_header_len {
         return Err(bad(format!(
-            "header length {hlen} exceeds the limit of {max_header_len} bytes (raise max_header_len to load it)"
+            "header length {hlen} exceeds the limit of {max_header_len} bytes (pass a larger max_header_size to load it; max_header_len in Rust's NpyOptions)"
         )));
     }
     let end = prefix + hlen;
@@ -490,7 +490,8 @@ pub fn load_npy(path: impl AsRef<Path>, opts: NpyLoadOptions) -> Result<Tensor> 
             });
         }
     }
-    let mut data = vec![0u8; h.data_len];
+    let mut data = crate::error::try_vec(OP_LOAD, h.data_len)?;
+    data.resize(h.data_len, 0u8);
     f.read_exact(&mut data)
         .map_err(|e| Error::io(OP_LOAD, path, &e))?;
     if h.big_endian {

@@ -64,6 +64,14 @@ impl FileMap {
             .write(mode == MapMode::Shared)
             .open(path)
             .map_err(|e| Error::io(op, path, &e))?;
+        // A directory opens for reading, then fails to map with ENODEV ("No such device").
+        if file.metadata().is_ok_and(|m| m.is_dir()) {
+            return Err(Error::Io {
+                op,
+                path: path.display().to_string(),
+                msg: "is a directory, not a file".into(),
+            });
+        }
         Self::of_file(op, path, &file, offset, len, mode)
     }
 
