@@ -290,7 +290,15 @@ class Tensor:
     def unbind(self, dim: builtins.int | None = None) -> list[Tensor]: ...
 
     # ----- indexing
-    def __getitem__(self, key: _Index, /) -> Tensor: ...
+    def __getitem__(self, key: _Index, /) -> Tensor:
+        """Basic indexing (ints, slices, None, Ellipsis) gives a view; an integer or bool
+        tensor / list / NumPy array index gives a copy (advanced indexing).
+
+        Where advanced indices are separated by a slice, strata follows PyTorch, not
+        NumPy: an int counts as a basic index, so ``t[0, :, [0, 1]]`` on shape (2, 3, 4)
+        is (3, 2) (PyTorch), where NumPy gives (2, 3) (it treats the int as an advanced
+        index and moves the broadcast dims first). Without ints beside advanced indices
+        the two agree."""
     def __setitem__(self, key: _Index, value: _TensorLike, /) -> None: ...
     def __delitem__(self, key: _Index, /) -> None:
         """Always raises: elements cannot be deleted."""

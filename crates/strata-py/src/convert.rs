@@ -66,7 +66,7 @@ pub fn numpy_kind_error(op: &'static str, obj: &Bound<'_, PyAny>) -> Option<PyEr
         ErrorKind::DType,
         op,
         format!(
-            "NumPy dtype {name} ({what}) is not supported: strata holds bool, (u)int8-64, float16/32/64 and bfloat16"
+            "NumPy dtype {name} ({what}) is unsupported: strata holds bool, (u)int8-64, float16/32/64 and bfloat16"
         ),
     ))
 }

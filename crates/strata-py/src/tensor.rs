@@ -1007,6 +1007,9 @@ impl PyTensor {
 
     // ----- indexing -----
 
+    /// Basic indexing gives a view, advanced indexing a copy. Where advanced indices are
+    /// separated by a slice, the result follows PyTorch, not NumPy: an int is a basic
+    /// index, so `t[0, :, [0, 1]]` on shape (2, 3, 4) is (3, 2) (NumPy: (2, 3)).
     fn __getitem__<'py>(&self, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let py = key.py();
         let mut buf = [TensorIndex::NewAxis; FAST_KEY];

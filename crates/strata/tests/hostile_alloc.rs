@@ -99,3 +99,29 @@ fn summary_matches_pytorch() {
         "tensor([  0.0000,   0.5000,   1.0000,  ..., 499.0000, 499.5000, 500.0000],\n       dtype=float64)"
     );
 }
+
+#[test]
+fn pieces_counted_by_the_user_are_allocated_fallibly() {
+    let v = huge_view(DType::F32);
+    for r in [
+        v.unbind(0),
+        v.split(1, 0),
+        v.chunk(1 << 46, 0),
+        Tensor::zeros(&[0], DType::F32).unwrap().chunk(1 << 46, 0),
+    ] {
+        let e = r.expect_err("2^46 pieces were allocated");
+        assert_eq!(e.kind(), ErrorKind::Resource, "{e}");
+    }
+    // Ordinary counts still work.
+    let t = Tensor::arange(0, 10, 1, DType::I64).unwrap();
+    assert_eq!(t.split(3, 0).unwrap().len(), 4);
+    assert_eq!(t.unbind(0).unwrap().len(), 10);
+    assert_eq!(
+        Tensor::zeros(&[0], DType::F32)
+            .unwrap()
+            .chunk(3, 0)
+            .unwrap()
+            .len(),
+        3
+    );
+}

@@ -826,9 +826,11 @@ impl Layout {
         let sizes: Vec<usize> = if n == 0 {
             vec![0]
         } else {
-            (0..n.div_ceil(split_size))
-                .map(|i| split_size.min(n - i * split_size))
-                .collect()
+            // The piece count comes from the user: allocate it fallibly.
+            let count = n.div_ceil(split_size);
+            let mut sizes = crate::error::try_vec("split", count)?;
+            sizes.extend((0..count).map(|i| split_size.min(n - i * split_size)));
+            sizes
         };
         self.split_with_sizes(&sizes, dim)
     }
@@ -847,14 +849,12 @@ impl Layout {
             ));
         }
         let mut start = 0i64;
-        sizes
-            .iter()
-            .map(|&s| {
-                let piece = self.slice(d as i64, Some(start), Some(start + s as i64), 1);
-                start += s as i64;
-                piece
-            })
-            .collect()
+        let mut pieces = crate::error::try_vec("split_with_sizes", sizes.len())?;
+        for &s in sizes {
+            pieces.push(self.slice(d as i64, Some(start), Some(start + s as i64), 1)?);
+            start += s as i64;
+        }
+        Ok(pieces)
     }
 
     /// The pieces of `chunk(chunks, dim)`: `ceil(n / chunks)` elements each, so there may
@@ -869,7 +869,9 @@ impl Layout {
         let d = self.split_dim("chunk", dim)?;
         let n = self.shape[d];
         if n == 0 {
-            return self.split_with_sizes(&vec![0; chunks], dim);
+            let mut zeros = crate::error::try_vec("chunk", chunks)?;
+            zeros.resize(chunks, 0);
+            return self.split_with_sizes(&zeros, dim);
         }
         self.split(n.div_ceil(chunks), dim)
     }
@@ -877,9 +879,11 @@ impl Layout {
     /// The views of `unbind(dim)`: one per index, each without `dim`.
     pub fn unbind(&self, dim: i64) -> Result<Vec<Layout>> {
         let d = self.split_dim("unbind", dim)?;
-        (0..self.shape[d])
-            .map(|i| self.select(d as i64, i as i64))
-            .collect()
+        let mut pieces = crate::error::try_vec("unbind", self.shape[d])?;
+        for i in 0..self.shape[d] {
+            pieces.push(self.select(d as i64, i as i64)?);
+        }
+        Ok(pieces)
     }
 
     fn split_dim(&self, op: &'static str, dim: i64) -> Result<usize> {

@@ -194,7 +194,11 @@ impl Tensor {
     }
 
     fn many(&self, op: &'static str, layouts: Vec<Layout>) -> Result<Vec<Tensor>> {
-        layouts.into_iter().map(|l| self.derived(op, l)).collect()
+        let mut out = crate::error::try_vec(op, layouts.len())?;
+        for l in layouts {
+            out.push(self.derived(op, l)?);
+        }
+        Ok(out)
     }
 
     /// Pieces of `split_size` along `dim` (the last may be smaller).
