@@ -452,3 +452,142 @@ def test_memoryview_import_in_a_cycle_leaves_no_noise():
         g = Node(); g.me = g; g.t = held
         """
     )
+
+
+# ----- an independent oracle for the printed text: PyTorch's torch/_tensor_str.py --------
+# A direct port of PyTorch's algorithm (default print options) over NumPy arrays.
+
+_EDGE, _THRESHOLD, _LINEWIDTH, _PRECISION = 3, 1000, 80, 4
+
+
+class _TorchFormatter:
+    def __init__(self, vals: np.ndarray, floating: bool):
+        self.floating, self.int_mode, self.sci_mode, self.max_width = floating, True, False, 1
+        flat = vals.reshape(-1)
+        if not floating:
+            for v in flat.tolist():
+                self.max_width = max(self.max_width, len(f"{v}"))
+            return
+        nz = flat[np.isfinite(flat) & (flat != 0)]
+        if nz.size == 0:
+            return
+        a = np.abs(nz).astype(np.float64)
+        lo, hi = a.min(), a.max()
+        self.int_mode = bool(np.all(nz == np.ceil(nz)))
+        if self.int_mode:
+            if hi / lo > 1000.0 or hi > 1.0e8:
+                self.sci_mode = True
+                strs = [f"{{:.{_PRECISION}e}}".format(v) for v in nz.tolist()]
+            else:
+                strs = [f"{v:.0f}" + "." for v in nz.tolist()]
+        elif hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4:
+            self.sci_mode = True
+            strs = [f"{{:.{_PRECISION}e}}".format(v) for v in nz.tolist()]
+        else:
+            strs = [f"{{:.{_PRECISION}f}}".format(v) for v in nz.tolist()]
+        self.max_width = max([self.max_width] + [len(s) for s in strs])
+
+    def format(self, v):
+        if self.floating:
+            if self.sci_mode:
+                ret = f"{{:{self.max_width}.{_PRECISION}e}}".format(v)
+            elif self.int_mode:
+                ret = f"{v:.0f}"
+                if not (math.isinf(v) or math.isnan(v)):
+                    ret += "."
+            else:
+                ret = f"{{:.{_PRECISION}f}}".format(v)
+        else:
+            ret = f"{v}"
+        return (self.max_width - len(ret)) * " " + ret
+
+
+def _summarized(a: np.ndarray) -> np.ndarray:
+    if a.ndim == 0:
+        return a
+    if a.ndim == 1:
+        return np.concatenate([a[:_EDGE], a[-_EDGE:]]) if a.shape[0] > 2 * _EDGE else a
+    rows = list(range(_EDGE)) + list(range(len(a) - _EDGE, len(a))) if a.shape[0] > 2 * _EDGE else range(len(a))
+    return np.stack([_summarized(a[i]) for i in rows])
+
+
+def _vector_str(a, indent, summarize, f):
+    per_line = max(1, int(math.floor((_LINEWIDTH - indent) / (f.max_width + 2))))
+    if summarize and a.shape[0] > 2 * _EDGE:
+        data = [f.format(v) for v in a[:_EDGE].tolist()] + [" ..."] + [f.format(v) for v in a[-_EDGE:].tolist()]
+    else:
+        data = [f.format(v) for v in a.tolist()]
+    lines = [", ".join(data[i : i + per_line]) for i in range(0, len(data), per_line)]
+    return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _with_formatter(a, indent, summarize, f):
+    if a.ndim == 0:
+        return f.format(a.item())
+    if a.ndim == 1:
+        return _vector_str(a, indent, summarize, f)
+    if summarize and a.shape[0] > 2 * _EDGE:
+        parts = [_with_formatter(a[i], indent + 1, summarize, f) for i in range(_EDGE)]
+        parts += ["..."] + [_with_formatter(a[i], indent + 1, summarize, f) for i in range(len(a) - _EDGE, len(a))]
+    else:
+        parts = [_with_formatter(a[i], indent + 1, summarize, f) for i in range(a.shape[0])]
+    return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(parts) + "]"
+
+
+def torch_repr(a: np.ndarray, dtype_name: str) -> str:
+    prefix, indent = "tensor(", len("tensor(")
+    floating = a.dtype.kind == "f"
+    if a.dtype == np.float16:
+        a = a.astype(np.float32)
+    suffixes = []
+    if a.size == 0:
+        body = "[]"
+        if a.ndim != 1:
+            suffixes.append("size=" + str(tuple(a.shape)))
+        if dtype_name != "float32":
+            suffixes.append("dtype=strata." + dtype_name)
+    else:
+        summarize = a.size > _THRESHOLD
+        f = _TorchFormatter(_summarized(a) if summarize else a, floating)
+        body = _with_formatter(a, indent, summarize, f)
+        if dtype_name not in ("float32", "int64", "bool"):
+            suffixes.append("dtype=strata." + dtype_name)
+    s = prefix + body
+    last = len(s) - s.rfind("\n") + 1
+    for suf in suffixes:
+        if last + len(suf) + 2 > _LINEWIDTH:
+            s += ",\n" + " " * indent + suf
+            last = indent + len(suf)
+        else:
+            s += ", " + suf
+            last += len(suf) + 2
+    return s + ")"
+
+
+_VALUES = [0.0, -0.0, 1.0, -1.0, 0.5, 0.03125, 1.03125, 2.5, 123.456, -7.25, 1e-5, 3e8,
+           1e10, 65504.0, math.nan, math.inf, -math.inf, 1 / 3, 1e-3]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    dtype=hst.sampled_from(["float32", "float64", "float16", "int64", "int32", "uint8", "bool", "int8"]),
+    shape=hst.lists(hst.integers(0, 9), min_size=0, max_size=3),
+    reps=hst.sampled_from([1, 1, 150, 1200]),
+    data=hst.data(),
+)
+def test_repr_matches_pytorch_algorithm(dtype, shape, reps, data):
+    n = int(np.prod(shape)) if shape else 1
+    if dtype in ("float32", "float64", "float16"):
+        vals = data.draw(hst.lists(hst.sampled_from(_VALUES), min_size=n, max_size=n))
+    elif dtype == "bool":
+        vals = data.draw(hst.lists(hst.booleans(), min_size=n, max_size=n))
+    else:
+        lo, hi = (0, 255) if dtype == "uint8" else (-128, 127) if dtype == "int8" else (-(10**6), 10**6)
+        vals = data.draw(hst.lists(hst.integers(lo, hi), min_size=n, max_size=n))
+    with np.errstate(over="ignore"):
+        a = np.array(vals, dtype=dtype).reshape(shape)
+    if reps > 1 and a.ndim > 0:
+        a = np.ascontiguousarray(np.broadcast_to(a, (reps,) + a.shape))
+    t = st.tensor(a)
+    assert t.dtype == getattr(st, dtype)
+    assert repr(t) == torch_repr(a, dtype)
