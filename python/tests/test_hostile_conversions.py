@@ -103,6 +103,12 @@ def test_huge_copies_raise_resource_error():
             "add": lambda: v + 1,
             "pickle": lambda: pickle.dumps(v),
             "pickle5": lambda: pickle.dumps(v, protocol=5),
+            "index": lambda: st.zeros(4)[st.zeros(1, dtype=st.int64).expand(HUGE)],
+            "mask": lambda: v[st.ones(1, dtype=st.bool).expand(HUGE)],
+            "iter": lambda: iter(v),
+            "unbind": lambda: v.unbind(0),
+            "split": lambda: v.split(1),
+            "chunk": lambda: st.zeros(0).chunk(HUGE),
         }}
         for name, f in cases.items():
             try:
@@ -112,9 +118,15 @@ def test_huge_copies_raise_resource_error():
                 print(name, "ok")
             else:
                 raise AssertionError(name + " succeeded")
+        try:
+            bytes(v)
+        except MemoryError:
+            pass
+        else:
+            raise AssertionError("bytes() succeeded")
         """
     )
-    assert r.stdout.count(" ok") == 10, r.stdout
+    assert r.stdout.count(" ok") == 16, r.stdout
 
 
 def test_tolist_too_large_names_the_size():

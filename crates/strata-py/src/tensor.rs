@@ -391,7 +391,13 @@ fn nonzero(m: &Tensor) -> PyResult<Vec<Tensor>> {
     let vals = m.to_vec::<bool>().py()?;
     let shape = m.shape();
     let nd = shape.len();
-    let mut cols: Vec<Vec<i64>> = vec![Vec::new(); nd.max(1)];
+    // The mask may be an expanded view of far more elements than memory holds: size the
+    // index lists by the count of trues, fallibly.
+    let trues = vals.iter().filter(|&&v| v).count();
+    let mut cols: Vec<Vec<i64>> = Vec::with_capacity(nd.max(1));
+    for _ in 0..nd.max(1) {
+        cols.push(strata::try_vec("index", trues).py()?);
+    }
     for (flat, &v) in vals.iter().enumerate() {
         if v {
             let mut rem = flat;
@@ -474,7 +480,7 @@ fn advanced(plan: &Plan) -> PyResult<Advanced> {
 fn linear_positions(a: &Advanced) -> PyResult<Vec<i64>> {
     let sizes = &a.front.shape()[..a.nadv];
     let count: usize = a.bshape.iter().product();
-    let mut out = Vec::with_capacity(count);
+    let mut out = strata::try_vec("index", count).py()?;
     for j in 0..count {
         let mut lin: i64 = 0;
         for (k, &n) in sizes.iter().enumerate() {
