@@ -237,7 +237,7 @@ impl View for &Prepared {
         let start = t
             .storage()
             .data_ptr()
-            .wrapping_add(t.offset() * t.dtype().itemsize());
+            .wrapping_add(t.byte_offset());
         // SAFETY: `t` is contiguous (made so in `prepare`), so its `n` bytes from its first
         // element lie inside its storage; `serialize_with` holds a shared borrow of every
         // prepared storage while the crate calls `data`, and storage bytes are initialised.

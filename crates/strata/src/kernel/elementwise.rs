@@ -129,7 +129,7 @@ fn is_math(op: &str) -> bool {
 fn first(t: &Tensor) -> *mut u8 {
     t.storage()
         .data_ptr()
-        .wrapping_add(t.offset() * t.dtype().itemsize())
+        .wrapping_add(t.byte_offset())
 }
 
 /// Elements per block of the contiguous kernels below.
