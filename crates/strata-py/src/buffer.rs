@@ -120,7 +120,11 @@ pub unsafe fn get_buffer(
         // Saturating: a stride times the item size can only pass `isize` on a dim of at
         // most one element or in a view without elements, where it is never stepped
         // (a stepped dim's span lies within the storage).
-        strides: t.strides().iter().map(|&s| s.saturating_mul(item)).collect(),
+        strides: t
+            .strides()
+            .iter()
+            .map(|&s| s.saturating_mul(item))
+            .collect(),
         format: CString::new(fmt).map_err(|_| PyBufferError::new_err("format"))?,
         _pin: t.storage().pin_export(),
     });
@@ -398,6 +402,14 @@ pub fn from_buffer(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     // Both fit: |lo| and hi are below the byte count, itself below `isize::MAX`.
     let (lo, hi) = (lo as isize, hi as isize);
     let nbytes = ((hi - lo) as usize) * itemsize;
+    // The span must be real addresses: not below 0 nor past the end of the address space
+    // (NumPy's `as_strided` checks nothing).
+    let start = buf as usize as i128 + lo as i128 * itemsize as i128;
+    if numel > 0 && (start <= 0 || start + nbytes as i128 > usize::MAX as i128) {
+        return Err(over(format!(
+            "the memory of shape {shape:?} with byte strides {bstrides:?} at {buf:p} (it wraps the address space)"
+        )));
+    }
     let base = buf.wrapping_offset(lo * itemsize as isize);
     let read_only = v.readonly != 0;
     let base = NonNull::new(base).unwrap_or(NonNull::dangling());

@@ -294,7 +294,10 @@ fn check(t: &Tensor, vals: Vals) -> Result<(), TestCaseError> {
             hi += span;
         }
     }
-    prop_assert!(lo >= 0 && hi < elems, "extent [{lo}, {hi}] of {elems}: {t:?}");
+    prop_assert!(
+        lo >= 0 && hi < elems,
+        "extent [{lo}, {hi}] of {elems}: {t:?}"
+    );
     prop_assert_eq!(t.layout().index_range(), Some((lo as usize, hi as usize)));
     if numel <= SMALL as u128 {
         let want: Vec<i128> = (0..numel).map(|f| model_index(t, f)).collect();
@@ -306,25 +309,34 @@ fn check(t: &Tensor, vals: Vals) -> Result<(), TestCaseError> {
             prop_assert_eq!(seen.len(), want.len(), "overlap said No");
         }
         if t.dtype() == DType::I64 {
-            let got = t.to_vec::<i64>().map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let got = t
+                .to_vec::<i64>()
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
             let want_v: Vec<i64> = match vals {
                 Vals::Index => want.iter().map(|&i| i as i64).collect(),
                 Vals::Const(v) => vec![v; want.len()],
                 Vals::Any => got.clone(),
             };
             prop_assert_eq!(&got, &want_v);
-            let c = t.contiguous().map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let c = t
+                .contiguous()
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert!(c.is_contiguous());
             prop_assert_eq!(c.to_vec::<i64>().unwrap(), want_v.clone());
-            let s = t.sum(&[], false).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let s = t
+                .sum(&[], false)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
             let total = want_v.iter().fold(0i64, |a, &v| a.wrapping_add(v));
             prop_assert_eq!(s.to_vec::<i64>().unwrap(), vec![total]);
-            let p = t.add(1i64).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let p = t
+                .add(1i64)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
             let plus: Vec<i64> = want_v.iter().map(|v| v.wrapping_add(1)).collect();
             prop_assert_eq!(p.to_vec::<i64>().unwrap(), plus);
         } else {
             // Other dtypes (view_dtype) are only read.
-            t.contiguous().map_err(|e| TestCaseError::fail(e.to_string()))?;
+            t.contiguous()
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
         }
     }
     Ok(())
@@ -352,7 +364,11 @@ fn check_empty_ops(t: &Tensor) -> Result<(), TestCaseError> {
     // A reduction over one dim: empty result unless that dim holds all the zeros and the
     // rest multiply past `isize` (then refusing with an error is right).
     // (Run only where the result is small or cannot be allocated at all.)
-    let rest = if t.ndim() > 0 { model_numel(&t.shape()[1..]) } else { 0 };
+    let rest = if t.ndim() > 0 {
+        model_numel(&t.shape()[1..])
+    } else {
+        0
+    };
     if t.ndim() > 0 && (rest <= SMALL as u128 || rest.saturating_mul(8) > isize::MAX as u128) {
         if let Ok(r) = t.sum(&[0], false) {
             prop_assert_eq!(r.shape(), &t.shape()[1..]);
@@ -377,7 +393,11 @@ enum Start {
 
 fn start() -> impl Strategy<Value = Start> {
     prop_oneof![
-        (prop::collection::vec(sizes(), 0..4), prop::collection::vec(strides(), 0..4), offsets())
+        (
+            prop::collection::vec(sizes(), 0..4),
+            prop::collection::vec(strides(), 0..4),
+            offsets()
+        )
             .prop_map(|(a, mut b, c)| {
                 b.resize(a.len(), 1);
                 Start::Strided(a, b, c)
@@ -518,17 +538,32 @@ fn empty_beside_huge_dims_is_accepted() {
     }
     let t = Tensor::zeros(&[0, P40, P40], DType::F32).unwrap();
     assert_eq!(t.strides(), &[isize::MAX, P40 as isize, 1]);
-    assert_eq!(Tensor::zeros(&[P40, P40, 0], DType::F32).unwrap().strides(), &[P40 as isize, 1, 1]);
+    assert_eq!(
+        Tensor::zeros(&[P40, P40, 0], DType::F32).unwrap().strides(),
+        &[P40 as isize, 1, 1]
+    );
     let f = t.flip(&[1]).unwrap();
     assert_eq!(f.strides(), &[isize::MAX, -(P40 as isize), 1]);
     assert_eq!(f.shape(), t.shape());
     // A flatten whose merged size passes `isize` is refused; one that keeps the 0 is not.
-    assert!(Tensor::zeros(&[P40, P40, 0], DType::F32).unwrap().flatten(0, 1).is_err());
+    assert!(Tensor::zeros(&[P40, P40, 0], DType::F32)
+        .unwrap()
+        .flatten(0, 1)
+        .is_err());
     assert_eq!(t.flatten(0, 1).unwrap().shape(), &[0, P40]);
-    assert_eq!(t.view(&[P40 as i64, 0, P40 as i64]).unwrap().shape(), &[P40, 0, P40]);
-    assert_eq!(t.reshape(&[-1, 0]).unwrap_err().kind(), strata::ErrorKind::Shape);
+    assert_eq!(
+        t.view(&[P40 as i64, 0, P40 as i64]).unwrap().shape(),
+        &[P40, 0, P40]
+    );
+    assert_eq!(
+        t.reshape(&[-1, 0]).unwrap_err().kind(),
+        strata::ErrorKind::Shape
+    );
     // Summing away the 0 dim leaves 2^80 elements: refused, not wrapped.
-    assert_eq!(t.sum(&[0], false).unwrap_err().kind(), strata::ErrorKind::Overflow);
+    assert_eq!(
+        t.sum(&[0], false).unwrap_err().kind(),
+        strata::ErrorKind::Overflow
+    );
     assert_eq!(t.sum(&[1, 2], false).unwrap().shape(), &[0]);
     // A size past `isize` is refused even beside a 0 (PyTorch's sizes are int64).
     assert!(Tensor::zeros(&[0, usize::MAX], DType::F32).is_err());
@@ -561,7 +596,11 @@ fn empty_view_with_huge_offset() {
     assert!(b.as_strided(&[0], &[1], Some(usize::MAX)).is_err());
     // Exports of such a view do not wrap either.
     let e = b
-        .as_strided(&[0, 3], &[isize::MIN, isize::MAX], Some(isize::MAX as usize))
+        .as_strided(
+            &[0, 3],
+            &[isize::MIN, isize::MAX],
+            Some(isize::MAX as usize),
+        )
         .unwrap();
     check(&e, Vals::Any).unwrap();
     check_empty_ops(&e.to_dtype(DType::I64).unwrap()).unwrap();
@@ -570,12 +609,17 @@ fn empty_view_with_huge_offset() {
 #[test]
 fn size_one_dims_with_extreme_strides() {
     let b = base();
-    let t = b.as_strided(&[1, 2, 1], &[isize::MIN, 1, isize::MAX], Some(5)).unwrap();
+    let t = b
+        .as_strided(&[1, 2, 1], &[isize::MIN, 1, isize::MAX], Some(5))
+        .unwrap();
     check(&t, Vals::Index).unwrap();
     let f = t.flip(&[0, 1, 2]).unwrap();
     check(&f, Vals::Index).unwrap();
     assert_eq!(f.to_vec::<i64>().unwrap(), vec![6, 5]);
-    assert_eq!(t.diagonal(0, 0, 2).unwrap().to_vec::<i64>().unwrap(), vec![5, 6]);
+    assert_eq!(
+        t.diagonal(0, 0, 2).unwrap().to_vec::<i64>().unwrap(),
+        vec![5, 6]
+    );
 }
 
 #[test]

@@ -206,10 +206,7 @@ fn export_parts(t: &Tensor) -> Result<(DLTensor, ExportCtx)> {
         _tensor: t.clone(),
     };
     let ndim = i32::try_from(t.ndim()).map_err(|_| Error::overflow("to_dlpack", "ndim"))?;
-    let data = t
-        .storage()
-        .data_ptr()
-        .wrapping_add(t.byte_offset());
+    let data = t.storage().data_ptr().wrapping_add(t.byte_offset());
     let dl = DLTensor {
         data: data.cast(),
         device: DLDevice {
