@@ -565,6 +565,11 @@ fn empty_beside_huge_dims_is_accepted() {
         strata::ErrorKind::Overflow
     );
     assert_eq!(t.sum(&[1, 2], false).unwrap().shape(), &[0]);
+    // The density test multiplies sizes in stride order: past `isize` before it meets the
+    // 0 (it used to overflow); the 0 dim ends it, as in PyTorch.
+    let z = Tensor::zeros(&[P40, P40, 0], DType::F32).unwrap();
+    assert!(z.layout().is_non_overlapping_and_dense());
+    assert_eq!(z.layout().internal_overlap(), Overlap::No);
     // A size past `isize` is refused even beside a 0 (PyTorch's sizes are int64).
     assert!(Tensor::zeros(&[0, usize::MAX], DType::F32).is_err());
 }
