@@ -117,7 +117,14 @@ pub unsafe fn get_buffer(
     let item = t.dtype().itemsize() as isize;
     let export = Box::new(Export {
         shape: t.shape().iter().map(|&n| n as ffi::Py_ssize_t).collect(),
-        strides: t.strides().iter().map(|&s| s * item).collect(),
+        // Saturating: a stride times the item size can only pass `isize` on a dim of at
+        // most one element or in a view without elements, where it is never stepped
+        // (a stepped dim's span lies within the storage).
+        strides: t
+            .strides()
+            .iter()
+            .map(|&s| s.saturating_mul(item))
+            .collect(),
         format: CString::new(fmt).map_err(|_| PyBufferError::new_err("format"))?,
         _pin: t.storage().pin_export(),
     });
@@ -326,6 +333,17 @@ pub fn from_buffer(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     }
     let held = HeldBuffer::new(obj.py(), view);
     let v = &*held.view;
+    let over = |what: String| err(ErrorKind::Overflow, "from_numpy", what);
+    if v.itemsize <= 0 || v.ndim < 0 {
+        return Err(err(
+            ErrorKind::Shape,
+            "from_numpy",
+            format!(
+                "the exporter gave item size {} and {} dims",
+                v.itemsize, v.ndim
+            ),
+        ));
+    }
     let itemsize = v.itemsize as usize;
     let fmt = if v.format.is_null() {
         "B".to_string()
@@ -352,13 +370,21 @@ pub fn from_buffer(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     } else {
         // SAFETY: with PyBUF_RECORDS_RO the exporter provides `ndim` shape and stride
         // entries (strides may be NULL only for C-contiguous buffers).
-        let shape: Vec<usize> = unsafe { std::slice::from_raw_parts(v.shape, nd) }
-            .iter()
-            .map(|&n| n as usize)
-            .collect();
+        let raw = unsafe { std::slice::from_raw_parts(v.shape, nd) };
+        if let Some(&n) = raw.iter().find(|&&n| n < 0) {
+            return Err(err(
+                ErrorKind::Shape,
+                "from_numpy",
+                format!("the exporter gave a negative size {n} in shape {raw:?}"),
+            ));
+        }
+        let shape: Vec<usize> = raw.iter().map(|&n| n as usize).collect();
         let strides = if v.strides.is_null() {
             let c = strata::layout::contiguous_strides(&shape);
-            c.iter().map(|&s| s * itemsize as isize).collect()
+            c.iter()
+                .map(|&s| s.checked_mul(itemsize as isize))
+                .collect::<Option<Vec<isize>>>()
+                .ok_or_else(|| over(format!("the byte strides of shape {shape:?}")))?
         } else {
             // SAFETY: as above.
             unsafe { std::slice::from_raw_parts(v.strides, nd) }.to_vec()
@@ -376,24 +402,43 @@ pub fn from_buffer(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
         }
         strides.push(s / itemsize as isize);
     }
-    let numel: usize = shape.iter().product();
+    let numel = strata::layout::checked_numel("from_numpy", &shape).py()?;
     let buf = v.buf as *mut u8;
-    let (lo, hi) = if numel == 0 {
-        (0isize, 0isize)
-    } else {
-        let mut lo = 0isize;
-        let mut hi = 0isize;
+    // The element range, in i128 and checked: the exporter's sizes and strides are
+    // untrusted (`as_strided` or `broadcast_to` arrays can be of any extent).
+    let extent = || -> Option<(i128, i128)> {
+        if numel == 0 {
+            return Some((0, 0));
+        }
+        let (mut lo, mut hi) = (0i128, 0i128);
         for (&n, &s) in shape.iter().zip(&strides) {
-            let span = (n as isize - 1) * s;
+            let span = (n as i128 - 1).checked_mul(s as i128)?;
             if s < 0 {
-                lo += span;
+                lo = lo.checked_add(span)?;
             } else {
-                hi += span;
+                hi = hi.checked_add(span)?;
             }
         }
-        (lo, hi + 1)
+        Some((lo, hi + 1))
     };
+    let (lo, hi) = extent()
+        .filter(|&(lo, hi)| (hi - lo).saturating_mul(itemsize as i128) <= isize::MAX as i128)
+        .ok_or_else(|| {
+            over(format!(
+                "the extent of shape {shape:?} with byte strides {bstrides:?}"
+            ))
+        })?;
+    // Both fit: |lo| and hi are below the byte count, itself below `isize::MAX`.
+    let (lo, hi) = (lo as isize, hi as isize);
     let nbytes = ((hi - lo) as usize) * itemsize;
+    // The span must be real addresses: not below 0 nor past the end of the address space
+    // (NumPy's `as_strided` checks nothing).
+    let start = buf as usize as i128 + lo as i128 * itemsize as i128;
+    if numel > 0 && (start <= 0 || start + nbytes as i128 > usize::MAX as i128) {
+        return Err(over(format!(
+            "the memory of shape {shape:?} with byte strides {bstrides:?} at {buf:p} (it wraps the address space)"
+        )));
+    }
     let base = buf.wrapping_offset(lo * itemsize as isize);
     let read_only = v.readonly != 0;
     let base = NonNull::new(base).unwrap_or(NonNull::dangling());

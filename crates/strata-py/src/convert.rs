@@ -386,8 +386,15 @@ pub fn nest(py: Python<'_>, shape: &[usize], flat: &[Py<PyAny>]) -> PyResult<Py<
     if shape.is_empty() {
         return Ok(flat[0].clone_ref(py));
     }
-    let inner: usize = shape[1..].iter().product();
-    let mut items = Vec::with_capacity(shape[0]);
+    // 0 when a later dim is 0, even if the dims before it multiply past `usize`.
+    let inner = strata::layout::numel_of(&shape[1..]);
+    let mut items = Vec::new();
+    items.try_reserve(shape[0]).map_err(|_| {
+        pyo3::exceptions::PyMemoryError::new_err(format!(
+            "tolist: cannot build a list of {} items",
+            shape[0]
+        ))
+    })?;
     for i in 0..shape[0] {
         items.push(nest(py, &shape[1..], &flat[i * inner..(i + 1) * inner])?);
     }

@@ -60,7 +60,7 @@ impl PyTensor {
         let name = t.dtype().name();
         if protocol >= 5 && t.is_contiguous() {
             let nbytes = t.numel() * t.dtype().itemsize();
-            let start = t.offset() * t.dtype().itemsize();
+            let start = t.byte_offset();
             let bytes = Tensor::from_parts(
                 t.storage().clone(),
                 Layout::new(&[nbytes], &[1], start).py()?,
@@ -121,8 +121,9 @@ pub fn _tensor_from_bytes(
     if u.data_ptr() % dt.itemsize() != 0 {
         u = u.contiguous_copy().py()?;
     }
-    let numel: usize = shape.iter().product();
-    if u.numel() != numel * dt.itemsize() {
+    // The shape comes from a pickle: untrusted, so its product is checked.
+    let numel = strata::layout::checked_numel("unpickle", &shape).py()?;
+    if Some(u.numel()) != numel.checked_mul(dt.itemsize()) {
         return Err(err(
             ErrorKind::Shape,
             "unpickle",

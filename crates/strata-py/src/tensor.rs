@@ -479,7 +479,9 @@ fn advanced(plan: &Plan) -> PyResult<Advanced> {
 /// Linear positions over the leading `nadv` dims of `front` for each broadcast index.
 fn linear_positions(a: &Advanced) -> PyResult<Vec<i64>> {
     let sizes = &a.front.shape()[..a.nadv];
-    let count: usize = a.bshape.iter().product();
+    // The index tensors were broadcast to `bshape`, so its element count fits (0 when a
+    // size is 0, whatever the others).
+    let count = strata::layout::numel_of(&a.bshape);
     let mut out = strata::try_vec("index", count).py()?;
     for j in 0..count {
         let mut lin: i64 = 0;

@@ -707,10 +707,11 @@ fn overflow_is_an_error_not_a_panic() {
         ErrorKind::Overflow,
         &format!("view: the number of elements of shape [{big}, 4] overflows"),
     );
+    // A 0 makes 0 elements whatever the other sizes (PyTorch's rule): a size error.
     fails(
         x.reshape(&[big, big, 0]),
-        ErrorKind::Overflow,
-        &format!("reshape: the number of elements of shape [{big}, {big}, 0] overflows"),
+        ErrorKind::Shape,
+        &format!("reshape: shape '[{big}, {big}, 0]' is invalid for input of size 24"),
     );
     fails(
         Tensor::zeros(&[usize::MAX, 2], DType::I64),

@@ -21,7 +21,7 @@ use std::ptr::{self, NonNull};
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::layout::{contiguous_strides, Layout};
+use crate::layout::{checked_numel, contiguous_strides, Layout};
 use crate::storage::{ExportPin, Storage};
 use crate::tensor::{Tensor, MAX_NDIM};
 
@@ -206,10 +206,7 @@ fn export_parts(t: &Tensor) -> Result<(DLTensor, ExportCtx)> {
         _tensor: t.clone(),
     };
     let ndim = i32::try_from(t.ndim()).map_err(|_| Error::overflow("to_dlpack", "ndim"))?;
-    let data = t
-        .storage()
-        .data_ptr()
-        .wrapping_add(t.offset() * t.dtype().itemsize());
+    let data = t.storage().data_ptr().wrapping_add(t.byte_offset());
     let dl = DLTensor {
         data: data.cast(),
         device: DLDevice {
@@ -381,7 +378,9 @@ unsafe fn import(dl: *const DLTensor, read_only: bool, producer: Producer) -> Re
             .collect::<Result<_>>()?
     };
     let item = dtype.itemsize() as i128;
-    let numel: i128 = shape.iter().map(|&n| n as i128).product();
+    // Checked (the producer's sizes are untrusted): a 0 size makes 0 elements whatever
+    // the others, as in PyTorch; otherwise the product must fit `isize`.
+    let numel = checked_numel(op, &shape)?;
     let overflow = || {
         Error::overflow(
             op,
@@ -401,19 +400,24 @@ unsafe fn import(dl: *const DLTensor, read_only: bool, producer: Producer) -> Re
             msg: format!("the data pointer is NULL for a tensor of shape {shape:?}"),
         });
     }
-    // Lowest and highest element offsets the view touches, relative to its first element.
-    let (mut lo, mut hi) = (0i128, 0i128);
-    for (&n, &s) in shape.iter().zip(&strides) {
-        let e = (n as i128 - 1) * s as i128;
-        if e < 0 {
-            lo += e;
-        } else {
-            hi += e;
+    // Lowest and highest element offsets the view touches, relative to its first element;
+    // every step checked, since many dims of large extent can pass even `i128`.
+    let extent = || -> Option<(i128, i128, i128)> {
+        let (mut lo, mut hi) = (0i128, 0i128);
+        for (&n, &s) in shape.iter().zip(&strides) {
+            let e = (n as i128 - 1).checked_mul(s as i128)?;
+            if e < 0 {
+                lo = lo.checked_add(e)?;
+            } else {
+                hi = hi.checked_add(e)?;
+            }
         }
-    }
-    let nbytes = (hi - lo + 1) * item;
-    let first = (dl.data as usize as i128) + dl.byte_offset as i128;
-    let base = first + lo * item;
+        let nbytes = (hi - lo + 1).checked_mul(item)?;
+        let first = (dl.data as usize as i128).checked_add(dl.byte_offset as i128)?;
+        let base = first.checked_add(lo.checked_mul(item)?)?;
+        Some((lo, nbytes, base))
+    };
+    let (lo, nbytes, base) = extent().ok_or_else(overflow)?;
     if nbytes > isize::MAX as i128 || base <= 0 || base + nbytes > usize::MAX as i128 {
         return Err(overflow());
     }

@@ -41,10 +41,7 @@ pub(crate) fn with_row_major_bytes<R>(
         return Ok(f(&[]));
     }
     let _guard = borrow::acquire(op, &[(c.storage(), false)])?;
-    let start = c
-        .storage()
-        .data_ptr()
-        .wrapping_add(c.offset() * c.dtype().itemsize());
+    let start = c.storage().data_ptr().wrapping_add(c.byte_offset());
     // SAFETY: `c` is contiguous, so its `numel · itemsize` bytes from its first element lie
     // inside its storage (invariant L4); the shared borrow keeps writers out while `f`
     // reads them, and every storage byte is initialised (S5).

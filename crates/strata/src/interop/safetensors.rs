@@ -113,7 +113,20 @@ fn entries(n: usize, meta: &Metadata) -> Result<Vec<Entry>> {
             .ok_or_else(|| Error::format(OP_LOAD, format!("tensor {name:?} has no entry")))?;
         let dtype = from_st_dtype(info.dtype, &name)?;
         let (b, e) = info.data_offsets;
-        out.push((name, dtype, info.shape.clone(), 8 + n + b, e - b));
+        // The offsets come from the file: checked (the reader compares them with the
+        // file's length afterwards).
+        let bad = || {
+            Error::format(
+                OP_LOAD,
+                format!("tensor {name:?} has data offsets [{b}, {e})"),
+            )
+        };
+        let start = n
+            .checked_add(8)
+            .and_then(|x| x.checked_add(b))
+            .ok_or_else(bad)?;
+        let len = e.checked_sub(b).ok_or_else(bad)?;
+        out.push((name, dtype, info.shape.clone(), start, len));
     }
     Ok(out)
 }
@@ -234,10 +247,7 @@ impl View for &Prepared {
             return Cow::Borrowed(&[]);
         }
         let t = &self.tensor;
-        let start = t
-            .storage()
-            .data_ptr()
-            .wrapping_add(t.offset() * t.dtype().itemsize());
+        let start = t.storage().data_ptr().wrapping_add(t.byte_offset());
         // SAFETY: `t` is contiguous (made so in `prepare`), so its `n` bytes from its first
         // element lie inside its storage; `serialize_with` holds a shared borrow of every
         // prepared storage while the crate calls `data`, and storage bytes are initialised.

@@ -381,7 +381,7 @@ pub(crate) fn binary(
     let common = result_type(&[a.clone(), b.clone()])?;
     let (cdt, odt) = dtypes(kind, common, a, b)?;
     let (ta, tb) = (operand_as(op, a, cdt)?, operand_as(op, b, cdt)?);
-    if cdt.is_int() && shape.iter().product::<usize>() > 0 {
+    if cdt.is_int() && crate::layout::numel_of(&shape) > 0 {
         // Checked before anything is written (an in-place op never half-completes); an
         // empty result reads no divisor, as in PyTorch.
         if matches!(kind, FloorDivide | Remainder) && has_zero(op, &tb)? {

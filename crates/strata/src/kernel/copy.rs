@@ -220,15 +220,19 @@ unsafe fn walk_copy<T: Copy>(dst: &Tensor, src: &Tensor) {
         // SAFETY: `(po, pi)` are the element indices of one coordinate inside both
         // layouts (the walk below only visits coordinates within the shape).
         unsafe { o.offset(po).write_unaligned(i.offset(pi).read_unaligned()) };
+        // Steps only within the shape, then rewinds by `(n-1)·stride`: both stay inside
+        // the extent (L2), while a step past the end of a size-1 dim (whose stride may be
+        // anything) could overflow.
         for d in (0..shape.len()).rev() {
-            at[d] += 1;
-            po += ds[d];
-            pi += ss[d];
-            if at[d] < shape[d] {
+            if at[d] + 1 < shape[d] {
+                at[d] += 1;
+                po += ds[d];
+                pi += ss[d];
                 break;
             }
-            po -= ds[d] * shape[d] as isize;
-            pi -= ss[d] * shape[d] as isize;
+            let last = shape[d] as isize - 1;
+            po -= ds[d] * last;
+            pi -= ss[d] * last;
             at[d] = 0;
         }
     }

@@ -127,9 +127,7 @@ fn is_math(op: &str) -> bool {
 
 /// Pointer to a tensor's element `[0, 0, …]`.
 fn first(t: &Tensor) -> *mut u8 {
-    t.storage()
-        .data_ptr()
-        .wrapping_add(t.offset() * t.dtype().itemsize())
+    t.storage().data_ptr().wrapping_add(t.byte_offset())
 }
 
 /// Elements per block of the contiguous kernels below.

@@ -150,7 +150,9 @@ impl<const N: usize> Loop<N> {
         });
         let ptrs = std::array::from_fn(|k| {
             let (l, item, base) = ops[k];
-            base.wrapping_add(l.offset() * item)
+            // Wrapping: only an empty view (never stepped) can have an offset past its
+            // storage.
+            base.wrapping_add(l.offset().wrapping_mul(item))
         });
         let mut lp = Loop {
             shape: shape.into(),
@@ -165,7 +167,7 @@ impl<const N: usize> Loop<N> {
 
     /// Number of elements.
     pub(crate) fn numel(&self) -> usize {
-        self.shape.iter().product()
+        crate::layout::numel_of(&self.shape)
     }
 
     /// The simplified shape (outer → inner).
@@ -356,7 +358,8 @@ impl<const N: usize> Loop<N> {
         let nd = self.shape.len();
         let inner = self.shape[nd - 1];
         let inner_strides: [isize; N] = std::array::from_fn(|k| self.strides[k][nd - 1]);
-        let rows: usize = self.shape[..nd - 1].iter().product();
+        // 0 when a dim is 0 (then the leading dims may multiply past `usize`).
+        let rows = crate::layout::numel_of(&self.shape[..nd - 1]);
         // A long single run is split into blocks (each block is still a whole inner loop
         // for the kernel; only the range is cut).
         if rows < threads && inner >= 2 * GRAIN {
@@ -446,11 +449,14 @@ impl<const N: usize> Loop<N> {
         let t_strides: [isize; N] = std::array::from_fn(|k| self.strides[k][td]);
         // Outer dims are all but `td` and `last`.
         let outer: SmallVec<[usize; 6]> = (0..last).filter(|&d| d != td).collect();
-        let outer_count: usize = outer.iter().map(|&d| self.shape[d]).product();
-        // A copy's tile is TILE_BYTES of output wide (whole output lines, each written
-        // once) and TILE_ROWS long along the dim the input streams in; a streaming loop's
-        // are narrower and longer (Note [streaming tiles]), and an elementwise op's wider
-        // (Note [staged tiles]).
+        let outer_count = outer
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(self.shape[d]))
+            .unwrap_or(0); // passes `usize` only when some dim is 0: nothing to do
+                           // A copy's tile is TILE_BYTES of output wide (whole output lines, each written
+                           // once) and TILE_ROWS long along the dim the input streams in; a streaming loop's
+                           // are narrower and longer (Note [streaming tiles]), and an elementwise op's wider
+                           // (Note [staged tiles]).
         let out_step = self.strides[0][last].unsigned_abs().max(1);
         // Only copies stream (staged tiles run the op's own kernel), and not 2-byte
         // elements: their 16-byte blocks write a line in eight pieces, and streaming

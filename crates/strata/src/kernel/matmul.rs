@@ -420,7 +420,7 @@ fn product_with(
     let item = dt.itemsize();
     // Pointers are read under the borrows, so they stay valid until `_g` drops (S3).
     let side = |l: &crate::layout::Layout, base: *mut u8| Side {
-        ptr: base.wrapping_add(l.offset() * item),
+        ptr: base.wrapping_add(l.offset().wrapping_mul(item)),
         batch_strides: l.strides()[..nd].iter().copied().collect(),
         rs: l.strides()[nd],
         cs: l.strides()[nd + 1],

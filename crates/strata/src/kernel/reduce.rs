@@ -114,7 +114,18 @@ impl Plan {
         } else {
             (0..nd).filter(|&k| !mask[k]).map(|k| shape[k]).collect()
         };
-        let n = (0..nd).filter(|&k| mask[k]).map(|k| shape[k]).product();
+        // Elements per reduced group: 0 when a reduced size is 0; when only a kept size is
+        // 0 (the result is empty), the reduced sizes may multiply past `usize`, and the
+        // count, never used for an element, saturates.
+        let reduced: Shape = (0..nd).filter(|&k| mask[k]).map(|k| shape[k]).collect();
+        let n = if reduced.contains(&0) {
+            0
+        } else {
+            reduced
+                .iter()
+                .try_fold(1usize, |a, &s| a.checked_mul(s))
+                .unwrap_or(usize::MAX)
+        };
         Ok(Plan {
             mask,
             keep_shape,

@@ -10,7 +10,12 @@
 //!
 //! - **L1**: `shape.len() == strides.len()` (the number of dims, `ndim`).
 //! - **L2**: the element count `Π shape` fits in `isize`, and so does every partial sum
-//!   `offset + Σ (shape[k]−1)·strides[k]` over any subset of dims.
+//!   `offset + Σ (shape[k]−1)·strides[k]` over any subset of dims, when the layout has
+//!   elements. A layout without elements (some dim is 0) may have any sizes beside the 0,
+//!   even ones whose product passes `usize` (`[0, 2^40, 2^40]`, as PyTorch accepts), and
+//!   any strides: nothing is addressed through them, so the ops below never compute an
+//!   offset from an empty layout's strides without checked arithmetic (an empty view keeps
+//!   its offset where a move would overflow).
 //! - **L3**: when the layout has elements, its lowest element index
 //!   `offset + Σ_{strides[k]<0} (shape[k]−1)·strides[k]` is `≥ 0`.
 //!
@@ -60,8 +65,29 @@ pub fn wrap_insert_dim(op: &'static str, dim: i64, ndim: usize) -> Result<usize>
     wrap_dim(op, dim, ndim + 1)
 }
 
-/// `Π shape`, or an overflow error.
+/// `Π shape` for a shape known to satisfy L2: 0 when a dim is 0, even if the other dims
+/// multiply past `usize` (a product that overflows before reaching the 0 stops there).
+#[inline]
+pub fn numel_of(shape: &[usize]) -> usize {
+    shape
+        .iter()
+        .try_fold(1usize, |a, &n| a.checked_mul(n))
+        .unwrap_or(0)
+}
+
+/// `Π shape`, or an overflow error. A shape with a 0 dim has 0 elements whatever its
+/// other sizes (PyTorch's rule: only a product of non-zero sizes can overflow), but each
+/// size must still fit in `isize` (PyTorch's sizes are `int64`).
 pub fn checked_numel(op: &'static str, shape: &[usize]) -> Result<usize> {
+    if shape.contains(&0) {
+        if let Some(&big) = shape.iter().find(|&&n| n > isize::MAX as usize) {
+            return Err(Error::overflow(
+                op,
+                format!("size {big} in shape {}", list(shape)),
+            ));
+        }
+        return Ok(0);
+    }
     let mut n: usize = 1;
     for &s in shape {
         n = n
@@ -79,6 +105,11 @@ pub fn checked_numel(op: &'static str, shape: &[usize]) -> Result<usize> {
 
 /// Row-major (C-order) strides for `shape`: the last dim has stride 1. Size-0 and size-1
 /// dims are treated as size 1 when multiplying, as PyTorch does.
+///
+/// A stride that would pass `isize::MAX` (only possible for a shape without elements,
+/// such as `[0, 2^40, 2^40]`, whose non-zero sizes multiply past it) is `isize::MAX`:
+/// saturated, so it stays representable, and never used to address an element. Every
+/// op in this module treats such strides like any other of an empty layout (see L2).
 pub fn contiguous_strides(shape: &[usize]) -> Strides {
     let mut strides = Strides::from_elem(0, shape.len());
     let mut acc: isize = 1;
@@ -223,10 +254,10 @@ impl Layout {
         self.shape.len()
     }
 
-    /// Number of elements (fits in `isize` by L2).
+    /// Number of elements (fits in `isize` by L2; 0 when a dim is 0, whatever the others).
     #[inline]
     pub fn numel(&self) -> usize {
-        self.shape.iter().product()
+        numel_of(&self.shape)
     }
 
     /// Storage index of the element at `index` (one entry per dim, each in range).
@@ -340,16 +371,18 @@ impl Layout {
             let (na, nb) = (self.shape[a], self.shape[b]);
             (na < 2, self.strides[a]).cmp(&(nb < 2, self.strides[b]))
         });
-        let mut required: isize = 1;
+        // `None` once the product passes `isize` (possible only without elements): no
+        // stride can equal it.
+        let mut required: Option<isize> = Some(1);
         for &d in &perm {
             let n = self.shape[d];
             if n < 2 {
                 return true;
             }
-            if self.strides[d] != required {
+            if Some(self.strides[d]) != required {
                 return false;
             }
-            required *= n as isize;
+            required = required.and_then(|r| r.checked_mul(n as isize));
         }
         true
     }

@@ -37,7 +37,9 @@ impl Layout {
             dims.push((n, s.unsigned_abs()));
         }
         dims.sort_by_key(|&(_, s)| s);
-        // Sufficient condition for no overlap.
+        // Sufficient condition for no overlap. (A view with elements spans at most
+        // `isize::MAX` elements (L2, L3), so these sums fit; saturating all the same, as
+        // the layout may come from untrusted metadata.)
         let mut span: usize = 0;
         let mut sufficient = true;
         for &(n, s) in &dims {
@@ -45,14 +47,16 @@ impl Layout {
                 sufficient = false;
                 break;
             }
-            span += (n - 1) * s;
+            span = span.saturating_add((n - 1).saturating_mul(s));
         }
         if sufficient {
             return Overlap::No;
         }
         // Pigeonhole: more elements than distinct positions in the range.
-        let numel: usize = dims.iter().map(|&(n, _)| n).product();
-        let range: usize = dims.iter().map(|&(n, s)| (n - 1) * s).sum::<usize>() + 1;
+        let numel = self.numel();
+        let range = dims.iter().fold(1usize, |acc, &(n, s)| {
+            acc.saturating_add((n - 1).saturating_mul(s))
+        });
         if numel > range {
             return Overlap::Yes;
         }

@@ -3,7 +3,9 @@
 
 use smallvec::SmallVec;
 
-use super::{contiguous_strides, wrap_dim, wrap_insert_dim, DimVec, Layout, Shape, Strides};
+use super::{
+    contiguous_strides, numel_of, wrap_dim, wrap_insert_dim, DimVec, Layout, Shape, Strides,
+};
 use crate::error::{list, Error, Result};
 
 /// PyTorch's `infer_size`: resolves one `-1` in `shape` against `numel`.
@@ -19,6 +21,8 @@ pub fn infer_size(op: &'static str, shape: &[i64], numel: usize) -> Result<Shape
 fn infer_size_into(op: &'static str, shape: &[i64], numel: usize, out: &mut Shape) -> Result<()> {
     let mut newsize: usize = 1;
     let mut infer: Option<usize> = None;
+    // A 0 among the sizes makes the product 0 whatever the others (PyTorch's rule).
+    let has_zero = shape.contains(&0);
     for (d, &s) in shape.iter().enumerate() {
         if s == -1 {
             if infer.is_some() {
@@ -26,6 +30,8 @@ fn infer_size_into(op: &'static str, shape: &[i64], numel: usize, out: &mut Shap
             }
             infer = Some(d);
             out.push(1);
+        } else if s >= 0 && has_zero {
+            out.push(s as usize);
         } else if s >= 0 {
             newsize = newsize
                 .checked_mul(s as usize)
@@ -40,6 +46,9 @@ fn infer_size_into(op: &'static str, shape: &[i64], numel: usize, out: &mut Shap
         } else {
             return Err(Error::shape(op, format!("invalid shape dimension {s}")));
         }
+    }
+    if has_zero {
+        newsize = 0;
     }
     let ok = numel == newsize || (infer.is_some() && newsize > 0 && numel.is_multiple_of(newsize));
     if !(ok || (infer.is_some() && newsize == 0 && numel == 0)) {
@@ -90,7 +99,7 @@ fn compute_stride_into(
         new_strides.set_elem(1, new_shape.len());
         return true;
     }
-    let numel: usize = old_shape.iter().product();
+    let numel = numel_of(old_shape);
     if numel == 0 {
         *new_strides = if old_shape == new_shape {
             old_strides.into()
@@ -223,6 +232,16 @@ impl Layout {
         match (self.offset as isize).checked_add(delta) {
             Some(o) if o >= 0 => o as usize,
             _ => self.offset,
+        }
+    }
+
+    /// `offset + i·stride`, as [`shifted`](Self::shifted): for a view with elements the
+    /// product is within the extent (L2); an empty view may have any strides, so a
+    /// product that overflows leaves the offset where it is.
+    fn shifted_by(&self, i: usize, stride: isize) -> usize {
+        match isize::try_from(i).ok().and_then(|i| i.checked_mul(stride)) {
+            Some(delta) => self.shifted(delta),
+            None => self.offset,
         }
     }
 
@@ -475,7 +494,8 @@ impl Layout {
             ));
         }
         let start = if start < 0 { start + size } else { start };
-        if start + length > size {
+        // `start` is in [0, size]: `size - start` cannot overflow, `start + length` can.
+        if length > size - start {
             return Err(Error::index(
                 "narrow",
                 format!("start ({start}) + length ({length}) exceeds dimension size ({size})."),
@@ -517,7 +537,7 @@ impl Layout {
     pub(crate) fn select_at(&mut self, d: usize, index: i64) {
         let size = self.shape[d] as i64;
         let i = if index < 0 { index + size } else { index };
-        self.offset = self.shifted(i as isize * self.strides[d]);
+        self.offset = self.shifted_by(i as usize, self.strides[d]);
         self.shape.remove(d);
         self.strides.remove(d);
     }
@@ -569,9 +589,9 @@ impl Layout {
         let stride = self.strides[d];
         let (first, count, new_stride) = slice_plan(len, stride, start, end, step)?;
         self.offset = if count > 0 {
-            self.shifted(first as isize * stride)
+            self.shifted_by(first as usize, stride)
         } else {
-            self.shifted((first.clamp(0, len as i64) as isize).saturating_mul(stride))
+            self.shifted_by(first.clamp(0, len as i64) as usize, stride)
         };
         self.shape[d] = count;
         self.strides[d] = new_stride;
@@ -604,9 +624,11 @@ impl Layout {
             let k = wrap_dim("flip", d, self.ndim())?;
             let (n, s) = (self.shape[k], self.strides[k]);
             if n > 0 {
-                self.offset = self.shifted((n as isize - 1) * s);
+                self.offset = self.shifted_by(n - 1, s);
             }
-            self.strides[k] = -s;
+            // `-isize::MIN` does not exist; such a stride is only possible in an empty
+            // layout or a dim of one element, where it is never used to step.
+            self.strides[k] = s.checked_neg().unwrap_or(isize::MAX);
         }
         Ok(())
     }
@@ -793,12 +815,12 @@ impl Layout {
         } as usize;
         let mut new_offset = self.offset;
         if len > 0 {
-            let shift = if offset >= 0 {
-                offset as isize * self.strides[b]
+            // `len > 0` bounds |offset| by a size, so it fits `usize`.
+            new_offset = if offset >= 0 {
+                self.shifted_by(offset as usize, self.strides[b])
             } else {
-                -offset as isize * self.strides[a]
+                self.shifted_by(offset.unsigned_abs() as usize, self.strides[a])
             };
-            new_offset = self.shifted(shift);
         }
         let mut shape = Shape::new();
         let mut strides = Strides::new();
@@ -913,9 +935,11 @@ impl Layout {
                 Some(self.with(shape, [1isize].into_iter().collect(), self.offset)),
             ));
         }
+        let group = &self.shape[s..=e];
+        let merged = super::checked_numel("flatten", group)?;
         let mut shape = Shape::new();
         shape.extend_from_slice(&self.shape[..s]);
-        shape.push(self.shape[s..=e].iter().product());
+        shape.push(merged);
         shape.extend_from_slice(&self.shape[e + 1..]);
         let view = compute_stride(&self.shape, &self.strides, &shape)
             .map(|st| self.with(shape.clone(), st, self.offset));

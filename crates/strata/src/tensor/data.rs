@@ -287,10 +287,7 @@ impl Tensor {
                 ),
             ));
         }
-        let p = self
-            .storage
-            .data_ptr()
-            .wrapping_add(self.offset() * size_of::<T>()) as *mut T;
+        let p = self.storage.data_ptr().wrapping_add(self.byte_offset()) as *mut T;
         if self.numel() > 0 && !p.is_aligned() {
             return Err(Error::value(
                 op,

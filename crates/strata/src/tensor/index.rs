@@ -52,8 +52,10 @@ impl TensorIndex {
 macro_rules! from_int {
     ($($t:ty),*) => {$(
         impl From<$t> for TensorIndex {
+            /// A value past `i64::MAX` (from `usize`) becomes `i64::MAX`: out of range
+            /// for every dim, never wrapped to a negative index.
             fn from(v: $t) -> Self {
-                TensorIndex::Int(v as i64)
+                TensorIndex::Int(i64::try_from(v).unwrap_or(i64::MAX))
             }
         }
     )*};
@@ -70,7 +72,8 @@ impl From<RangeInclusive<i64>> for TensorIndex {
         let end = *r.end();
         TensorIndex::slice(
             Some(*r.start()),
-            if end == -1 { None } else { Some(end + 1) },
+            // `..=-1` and `..=i64::MAX` run to the end of the dim.
+            if end == -1 { None } else { end.checked_add(1) },
             1,
         )
     }

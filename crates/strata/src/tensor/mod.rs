@@ -269,9 +269,28 @@ impl Tensor {
 
     /// Address of the first element (`storage ptr + offset·itemsize`), as PyTorch's
     /// `data_ptr()`. Only an address: dereferencing it needs a borrow.
+    ///
+    /// An empty view may carry an offset past the end of its storage (views without
+    /// elements are not bounded by it, as in PyTorch): its address is then the end of the
+    /// storage (see [`byte_offset`](Self::byte_offset)), never a wrapped one. PyTorch
+    /// reports 0 for every empty tensor; strata keeps an address inside (or one past) the
+    /// storage, which NumPy and DLPack consumers accept.
     #[inline]
     pub fn data_ptr(&self) -> usize {
-        self.storage.data_ptr() as usize + self.offset() * self.dtype.itemsize()
+        self.storage.data_ptr() as usize + self.byte_offset()
+    }
+
+    /// The offset of element `[0, 0, …]` in bytes, `offset·itemsize`, for pointers and
+    /// exports. Exact for a view with elements (within its storage by L4); for an empty
+    /// view, whose offset may be anything up to `isize::MAX`, it is clamped to the
+    /// storage's length, so it never overflows and a pointer built from it stays at most
+    /// one past the end of the storage.
+    #[inline]
+    pub fn byte_offset(&self) -> usize {
+        let n = self.storage.nbytes();
+        self.offset()
+            .checked_mul(self.dtype.itemsize())
+            .map_or(n, |b| b.min(n))
     }
 
     /// True when both tensors view the same storage.

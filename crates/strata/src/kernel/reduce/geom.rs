@@ -157,7 +157,10 @@ impl Geom {
 
 /// Number of elements over a list of dims.
 pub(crate) fn count(dims: &[Dim]) -> usize {
-    dims.iter().map(|d| d.n).product()
+    // 0 once a product passes `usize`, possible only in a view with a 0 dim.
+    dims.iter()
+        .try_fold(1usize, |a, d| a.checked_mul(d.n))
+        .unwrap_or(0)
 }
 
 /// A row-major odometer over `dims`, tracking `N` byte offsets (one per stride set).
