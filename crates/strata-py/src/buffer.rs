@@ -274,7 +274,7 @@ pub fn buffer_owner_type(py: Python<'_>, storage: &Storage) -> Option<String> {
                     };
                     let ty = e.get_type();
                     match (ty.module(), ty.qualname()) {
-                        (Ok(m), Ok(q)) if m.to_string() != "builtins" => format!("{m}.{q}"),
+                        (Ok(m), Ok(q)) if m != "builtins" => format!("{m}.{q}"),
                         (_, Ok(q)) => q.to_string(),
                         _ => "buffer".to_string(),
                     }
@@ -423,14 +423,14 @@ pub fn from_buffer_owned(obj: &Bound<'_, PyAny>, exclusive: bool) -> PyResult<Te
     let base = buf.wrapping_offset(lo * itemsize as isize);
     let read_only = v.readonly != 0;
     let base = NonNull::new(base).unwrap_or(NonNull::dangling());
-    // SAFETY: the exporter guarantees the bytes from the lowest to the highest element are
-    // valid (and writable unless read-only) while the buffer is held; `held` is the owner
-    // and releases the buffer only when the storage goes (Note [Buffer ownership]).
     let owner: Box<dyn std::any::Any + Send + Sync> = if exclusive {
         Box::new(Exclusive(Box::new(held)))
     } else {
         Box::new(held)
     };
+    // SAFETY: the exporter guarantees the bytes from the lowest to the highest element are
+    // valid (and writable unless read-only) while the buffer is held; `held` (inside
+    // `owner`) releases the buffer only when the storage goes (Note [Buffer ownership]).
     let storage = unsafe { Storage::from_foreign(base, nbytes, read_only, owner) };
     let layout = Layout::new(&shape, &strides, (-lo) as usize).py()?;
     Tensor::from_parts(storage, layout, dtype).py()

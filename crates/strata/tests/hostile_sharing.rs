@@ -329,3 +329,74 @@ fn npy_map_is_of_the_file_opened() {
         assert_eq!(t.is_shared(), mode != MapMode::CopyOnWrite, "{mode:?}");
     }
 }
+
+/// Run by [`a_map_beyond_the_fd_budget_reopens_its_path_and_detects_a_replaced_file`] in
+/// a child process (this test binary re-executed with `STRATA_FD_BUDGET_CHILD` set), whose
+/// fd limit is lowered before anything reads it.
+#[test]
+fn fd_budget_child_side() {
+    let Ok(dir) = std::env::var("STRATA_FD_BUDGET_CHILD") else {
+        return;
+    };
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let lim = getrlimit(Resource::Nofile);
+    setrlimit(
+        Resource::Nofile,
+        Rlimit {
+            current: Some(64),
+            maximum: lim.maximum,
+        },
+    )
+    .unwrap();
+    // Use up the budget of kept fds (a quarter of 64) with shared-memory segments.
+    let mut keep = Vec::new();
+    while keep.len() < 64 {
+        let before = strata::storage::shm::kept_fd_count();
+        keep.push(Tensor::zeros_shared(&[2], DType::U8, ShmKind::Memfd).unwrap());
+        if strata::storage::shm::kept_fd_count() == before {
+            break; // the budget is spent: later maps keep no fd
+        }
+    }
+    let path = PathBuf::from(&dir).join("budget.bin");
+    std::fs::write(&path, [1u8, 2, 3, 4, 5, 6, 7, 8]).unwrap();
+    let t = Tensor::from_file(&path, true, 8, DType::U8).unwrap();
+    // No kept fd: the send reopens the path, checked to be the mapped file.
+    let h = t.storage().shm_handle().unwrap();
+    let st = rustix::fs::fstat(&h.fd).unwrap();
+    assert_eq!(st.st_ino as u64, h.info.id.ino);
+    assert_eq!(h.info.file_offset, Some(0));
+    // Replace the path by another file: the send refuses instead of sending the new one.
+    let other = PathBuf::from(&dir).join("other.bin");
+    std::fs::write(&other, [9u8; 8]).unwrap();
+    std::fs::rename(&other, &path).unwrap();
+    let e = t.storage().shm_handle().unwrap_err();
+    assert!(e.to_string().contains("replaced"), "{e}");
+    assert_eq!(t.to_vec::<u8>().unwrap(), vec![1, 2, 3, 4, 5, 6, 7, 8]);
+    println!("FD_BUDGET_CHILD_OK");
+}
+
+#[test]
+fn a_map_beyond_the_fd_budget_reopens_its_path_and_detects_a_replaced_file() {
+    if std::env::var("STRATA_FD_BUDGET_CHILD").is_ok() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("strata-fd-budget-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "fd_budget_child_side",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("STRATA_FD_BUDGET_CHILD", &dir)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("FD_BUDGET_CHILD_OK"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
