@@ -223,9 +223,12 @@ class Tensor:
     def is_read_only(self) -> builtins.bool: ...
     def share_memory_(self) -> Tensor:
         """Moves the storage into shared memory in place (every view follows); a no-op when
-        already shared. Raises while a NumPy array, buffer or DLPack capsule points at it."""
+        already shared, a file mapped shared included (it travels as its file). Raises
+        while a NumPy array, buffer or DLPack capsule points at it, and for memory owned by
+        NumPy, a DLPack producer or a buffer export (share a ``clone()`` instead)."""
     def is_shared(self) -> builtins.bool:
-        """True when the storage lives in shared memory."""
+        """True when the storage lives in memory other processes can map: shared memory,
+        or a file mapped shared (``mmap_mode='r'``/``'r+'``, ``from_file(shared=True)``)."""
     def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]:
         """Plain pickle copies; protocol 5 hands contiguous bytes out-of-band."""
     def contiguous(self) -> Tensor:

@@ -21,6 +21,15 @@ Two strategies, as in PyTorch:
   unreceived names when it exits, and names left by killed processes are swept (no daemon)
   when a process selects this strategy or calls :func:`sweep`.
 
+What cannot move is never copied behind the user's back. A file mapped shared
+(``load(..., mmap_mode='r'/'r+')``, ``from_file(shared=True)``) is already shareable: it
+travels as its file (an fd and the byte range), so writes on either side reach the file and
+the other process. A copy-on-write map (``mmap=True``, ``'c'``) is private memory and is
+copied like any other. Memory that belongs to NumPy, a DLPack producer or a buffer export
+is refused with a ``StrataValueError`` (moving it would detach the tensor from its owner);
+send a ``clone()``. A ``Queue`` pickles in its feeder thread, which prints that error;
+``Pipe.send`` and ``SimpleQueue.put`` raise it.
+
 As with PyTorch, the sending process must still be alive when the receiver unpickles the
 tensor. Plain ``pickle`` is unaffected: it copies (protocol 5 hands contiguous bytes
 out-of-band).
@@ -81,6 +90,15 @@ def _rebuild_buffer(buf, dtype: str, shape: tuple):
     if mv.ndim != 1 or mv.format != "B":
         mv = mv.cast("B")
     return _strata._tensor_from_bytes(mv, dtype, list(shape))
+
+
+def _rebuild_owned(buf, dtype: str, shape: tuple):
+    # An in-band copy made by the pickle stream for this tensor alone: nobody else holds
+    # it, so the tensor may later move into shared memory (see share_memory_).
+    mv = memoryview(buf)
+    if mv.ndim != 1 or mv.format != "B":
+        mv = mv.cast("B")
+    return _strata._tensor_from_bytes(mv, dtype, list(shape), owned=True)
 
 
 def _rebuild_fd(df, record: bytes):

@@ -3,7 +3,8 @@
 ``save_file`` / ``save`` write a dict of tensors (non-contiguous ones are compacted;
 tensors whose memory overlaps are refused — save a ``clone()`` of one of them);
 ``load_file`` / ``load`` read them back; ``safe_open`` parses the header once and maps
-tensors lazily, one by one. Loaded tensors are private copy-on-write mappings of the file
+tensors lazily, one by one, from the file it opened (replacing the path meanwhile, e.g.
+with ``os.replace``, does not change what it reads), until the ``with`` block ends. Loaded tensors are private copy-on-write mappings of the file
 when their data is aligned for their dtype (zero-copy: writable, the file never changes)
 and copies otherwise.
 """
@@ -69,7 +70,11 @@ class safe_open:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        return None
+        self.close()
+
+    def close(self) -> None:
+        """Closes the file; tensors already returned stay valid (they hold their maps)."""
+        self._file.close()
 
     def keys(self) -> list[str]:
         """Tensor names, in the order their data lies in the file."""

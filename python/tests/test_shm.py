@@ -125,8 +125,8 @@ def test_share_memory_refused_after_array_interface():
 
 def test_read_only_stays_read_only():
     a = np.arange(4, dtype=np.float32)
-    a.flags.writeable = False
-    ro = st.from_numpy(a)  # an import, not an export: it may move
+    ro = st.from_numpy(a.tobytes()).view(st.float32)  # immutable bytes: they may move
+    # (a NumPy array's memory may not: see test_hostile_sharing.py)
     ro.share_memory_()
     assert ro.is_shared() and ro.is_read_only()  # copied into shm, still read-only
     a2 = np.arange(4, dtype=np.float32)

@@ -17,9 +17,9 @@ use std::ptr::NonNull;
 use pyo3::exceptions::PyBufferError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
-use strata::storage::Owner;
+use strata::storage::{Exclusive, Owner};
 use strata::{DType, ErrorKind, Layout, Storage, Tensor};
 
 use crate::errors::{err, IntoPy};
@@ -261,18 +261,65 @@ impl Drop for HeldBuffer {
 /// Shows the garbage collector the Python object a storage owner keeps alive (the
 /// exporter of a buffer wrapped by `from_numpy` / `st.tensor(buffer)`), if any.
 pub fn traverse_owner(owner: &Owner, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
-    match owner {
+    match held_buffer(owner) {
         // A memoryview exporter is not shown: the collector would clear it while the
         // storage still holds its export, and a memoryview refuses that ("Exception
         // ignored in tp_clear of memoryview … BufferError: memoryview has 1 exported
         // buffer", e.g. at exit for a tensor unpickled from protocol-5 buffers). Unseen,
         // it counts as referenced from outside and is released with the storage.
-        Owner::Foreign(o) => match o.downcast_ref::<HeldBuffer>() {
-            Some(h) if !h.exporter_is_memoryview => visit.call(&h.exporter),
-            _ => Ok(()),
-        },
+        Some(h) if !h.exporter_is_memoryview => visit.call(&h.exporter),
         _ => Ok(()),
     }
+}
+
+/// The buffer a storage owner holds, if it is a buffer import (exclusive or not).
+fn held_buffer(owner: &Owner) -> Option<&HeldBuffer> {
+    match owner {
+        Owner::Foreign(o) => o.downcast_ref::<HeldBuffer>().or_else(|| {
+            o.downcast_ref::<Exclusive>()
+                .and_then(|e| e.0.downcast_ref::<HeldBuffer>())
+        }),
+        _ => None,
+    }
+}
+
+/// The type of the object whose memory a tensor imported through the buffer protocol
+/// (`from_numpy`, `st.tensor(buffer)`) still uses, e.g. `numpy.ndarray`: `None` when the
+/// storage is not such an import, or when it may move (see [`Exclusive`]).
+pub fn buffer_owner_type(py: Python<'_>, storage: &Storage) -> Option<String> {
+    storage.with_owner(|o| match o {
+        Owner::Foreign(f) => f.downcast_ref::<HeldBuffer>().map(|h| {
+            h.exporter.as_ref().map_or_else(
+                || "buffer".to_string(),
+                |e| {
+                    let e = e.bind(py);
+                    let e = match e.cast::<pyo3::types::PyMemoryView>() {
+                        Ok(mv) => mv.getattr("obj").unwrap_or_else(|_| mv.clone().into_any()),
+                        Err(_) => e.clone(),
+                    };
+                    let ty = e.get_type();
+                    match (ty.module(), ty.qualname()) {
+                        (Ok(m), Ok(q)) if m != "builtins" => format!("{m}.{q}"),
+                        (_, Ok(q)) => q.to_string(),
+                        _ => "buffer".to_string(),
+                    }
+                },
+            )
+        }),
+        _ => None,
+    })
+}
+
+/// True when `obj` is immutable `bytes`, or a memoryview of one: memory nothing can
+/// write, so a tensor over it may be copied into shared memory without losing anything.
+fn is_immutable_bytes(obj: &Bound<'_, PyAny>) -> bool {
+    if obj.is_exact_instance_of::<PyBytes>() {
+        return true;
+    }
+    obj.cast::<pyo3::types::PyMemoryView>()
+        .ok()
+        .and_then(|mv| mv.getattr("obj").ok())
+        .is_some_and(|o| o.is_exact_instance_of::<PyBytes>())
 }
 
 fn dtype_of_format(fmt: &str, itemsize: usize) -> PyResult<DType> {
@@ -321,6 +368,14 @@ fn dtype_of_format(fmt: &str, itemsize: usize) -> PyResult<DType> {
 /// Wraps any buffer-protocol object as a tensor without copying (negative strides
 /// included), keeping the exporter alive. Read-only buffers give read-only tensors.
 pub fn from_buffer(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    from_buffer_owned(obj, false)
+}
+
+/// As [`from_buffer`]; with `exclusive`, the caller promises that nothing else holds the
+/// buffer (a pickle stream made it for this tensor alone), so `share_memory_` may copy it
+/// (see [`Exclusive`]). Immutable `bytes` are treated so in any case.
+pub fn from_buffer_owned(obj: &Bound<'_, PyAny>, exclusive: bool) -> PyResult<Tensor> {
+    let exclusive = exclusive || is_immutable_bytes(obj);
     let mut view: Box<ffi::Py_buffer> = Box::new(
         // SAFETY: Py_buffer is a plain C struct for which all-zero is a valid empty value.
         unsafe { std::mem::zeroed() },
@@ -442,10 +497,15 @@ pub fn from_buffer(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     let base = buf.wrapping_offset(lo * itemsize as isize);
     let read_only = v.readonly != 0;
     let base = NonNull::new(base).unwrap_or(NonNull::dangling());
+    let owner: Box<dyn std::any::Any + Send + Sync> = if exclusive {
+        Box::new(Exclusive(Box::new(held)))
+    } else {
+        Box::new(held)
+    };
     // SAFETY: the exporter guarantees the bytes from the lowest to the highest element are
-    // valid (and writable unless read-only) while the buffer is held; `held` is the owner
-    // and releases the buffer only when the storage goes (Note [Buffer ownership]).
-    let storage = unsafe { Storage::from_foreign(base, nbytes, read_only, Box::new(held)) };
+    // valid (and writable unless read-only) while the buffer is held; `held` (inside
+    // `owner`) releases the buffer only when the storage goes (Note [Buffer ownership]).
+    let storage = unsafe { Storage::from_foreign(base, nbytes, read_only, owner) };
     let layout = Layout::new(&shape, &strides, (-lo) as usize).py()?;
     Tensor::from_parts(storage, layout, dtype).py()
 }

@@ -154,10 +154,28 @@ pub fn _st_deserialize<'py>(
     Ok((d, meta))
 }
 
-/// An open safetensors file: the header is parsed once, tensors are mapped on demand.
+/// An open safetensors file: the header is parsed once, tensors are mapped on demand from
+/// the file that was opened (never by reopening the path, which may have been replaced
+/// since), until `close()`.
 #[pyclass(name = "_SafeFile", module = "strata._strata", frozen)]
 pub struct PySafeFile {
-    file: SafetensorsFile,
+    file: std::sync::Mutex<Option<std::sync::Arc<SafetensorsFile>>>,
+}
+
+impl PySafeFile {
+    fn open_file(&self) -> PyResult<std::sync::Arc<SafetensorsFile>> {
+        self.file
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .ok_or_else(|| {
+                err(
+                    ErrorKind::Value,
+                    "safe_open",
+                    "the file is closed (safe_open's `with` block has ended); tensors taken before stay valid",
+                )
+            })
+    }
 }
 
 #[pymethods]
@@ -165,22 +183,31 @@ impl PySafeFile {
     #[new]
     fn new(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
         let file = py.detach(move || SafetensorsFile::open(path)).py()?;
-        Ok(PySafeFile { file })
+        Ok(PySafeFile {
+            file: std::sync::Mutex::new(Some(std::sync::Arc::new(file))),
+        })
     }
 
     /// Tensor names in file order.
-    fn keys(&self) -> Vec<String> {
-        self.file.names()
+    fn keys(&self) -> PyResult<Vec<String>> {
+        Ok(self.open_file()?.names())
     }
 
     /// The `__metadata__` dict, or None.
-    fn metadata(&self) -> Option<HashMap<String, String>> {
-        self.file.metadata().cloned()
+    fn metadata(&self) -> PyResult<Option<HashMap<String, String>>> {
+        Ok(self.open_file()?.metadata().cloned())
     }
 
     /// The tensor called `name` (mapped copy-on-write when aligned, else copied).
     fn get_tensor(&self, py: Python<'_>, name: &str) -> PyResult<PyTensor> {
-        py.detach(|| self.file.get(name)).py().map(PyTensor::wrap)
+        let file = self.open_file()?;
+        py.detach(|| file.get(name)).py().map(PyTensor::wrap)
+    }
+
+    /// Closes the file (its fd and header map); tensors already returned keep their own
+    /// mappings and stay valid.
+    fn close(&self) {
+        self.file.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 }
 

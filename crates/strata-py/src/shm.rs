@@ -33,15 +33,18 @@ fn current_kind() -> ShmKind {
 #[pymethods]
 impl PyTensor {
     /// Moves the storage into shared memory in place (a memfd, or a named segment under
-    /// the `file_system` strategy); every view sees it. A no-op when already shared.
-    /// Raises while a NumPy array, buffer or DLPack capsule still points at the old bytes.
+    /// the `file_system` strategy); every view sees it. A no-op when already shared,
+    /// including a file mapped shared (it travels as the file). Raises while a NumPy
+    /// array, buffer or DLPack capsule still points at the old bytes, and for memory that
+    /// belongs to another owner (a NumPy array's, a DLPack producer's), which moving would
+    /// detach from the tensor.
     fn share_memory_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
-        let kind = current_kind();
-        slf.get().inner.storage().share_memory_with(kind).py()?;
+        share(slf.py(), &slf.get().inner)?;
         Ok(slf)
     }
 
-    /// True when the storage lives in shared memory.
+    /// True when the storage lives in memory other processes can map: shared memory, or
+    /// a file mapped shared (`mmap_mode='r'`/`'r+'`, `from_file(shared=True)`).
     fn is_shared(&self) -> bool {
         self.inner.is_shared()
     }
@@ -79,6 +82,9 @@ impl PyTensor {
                 )?,
             ));
         }
+        let rebuild = py
+            .import("strata.multiprocessing")?
+            .getattr("_rebuild_owned")?;
         let raw = t.to_row_major_bytes().py()?;
         let buf = if t.is_read_only() {
             PyBytes::new(py, &raw).into_any()
@@ -95,13 +101,35 @@ impl PyTensor {
     }
 }
 
+/// `share_memory_` with the strategy in force, refusing (with the owner's type) memory a
+/// buffer-protocol exporter still uses; the core refuses other foreign owners.
+fn share(py: Python<'_>, t: &Tensor) -> PyResult<()> {
+    let storage = t.storage();
+    if !storage.is_shared() {
+        if let Some(owner) = crate::buffer::buffer_owner_type(py, storage) {
+            return Err(err(
+                ErrorKind::Value,
+                "share_memory_",
+                format!(
+                    "the tensor's memory belongs to a {owner} it was imported from (from_numpy, the buffer protocol); moving it into shared memory would detach the tensor from it, so later writes on either side would be lost. Share a copy instead: t.clone().share_memory_()"
+                ),
+            ));
+        }
+    }
+    storage.share_memory_with(current_kind()).py()
+}
+
 /// Rebuilds a tensor over a 1-D byte buffer (copying only when it is misaligned for the
-/// dtype). Read-only buffers give read-only tensors.
+/// dtype). Read-only buffers give read-only tensors. `owned`: the buffer was made by the
+/// pickle stream for this tensor alone (an in-band copy), so the tensor may later move
+/// into shared memory.
 #[pyfunction]
+#[pyo3(signature = (buf, dtype, shape, owned=false))]
 pub fn _tensor_from_bytes(
     buf: &Bound<'_, PyAny>,
     dtype: &str,
     shape: Vec<usize>,
+    owned: bool,
 ) -> PyResult<PyTensor> {
     let dt = DType::from_name(dtype).ok_or_else(|| {
         err(
@@ -110,7 +138,7 @@ pub fn _tensor_from_bytes(
             format!("unknown dtype {dtype:?}"),
         )
     })?;
-    let mut u = crate::buffer::from_buffer(buf)?;
+    let mut u = crate::buffer::from_buffer_owned(buf, owned)?;
     if u.dtype() != DType::U8 || u.ndim() != 1 {
         return Err(err(
             ErrorKind::Shape,
@@ -175,7 +203,7 @@ pub fn _shm_export<'py>(
     t: &Bound<'py, PyTensor>,
 ) -> PyResult<(i32, Bound<'py, PyBytes>)> {
     let t = &t.get().inner;
-    t.storage().share_memory_with(current_kind()).py()?;
+    share(py, t)?;
     let (fd, rec) = t.to_shm_handle().py()?;
     Ok((fd.into_raw_fd(), PyBytes::new(py, &rec)))
 }

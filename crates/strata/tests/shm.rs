@@ -91,7 +91,16 @@ fn zero_bytes_read_only_and_direct_creation() {
     let ptr = std::ptr::NonNull::new(buf.as_mut_ptr()).unwrap();
     // SAFETY: `buf` outlives the storage (share_memory_ copies out of it, and the storage
     // drops before `buf`).
-    let ro = unsafe { Storage::from_foreign(ptr, 8, true, Box::new(())) };
+    // `Exclusive`: nothing else uses these bytes, so share_memory_ may copy them (a plain
+    // foreign owner is refused: see hostile_sharing.rs).
+    let ro = unsafe {
+        Storage::from_foreign(
+            ptr,
+            8,
+            true,
+            Box::new(strata::storage::Exclusive(Box::new(()))),
+        )
+    };
     ro.share_memory_().unwrap();
     assert!(ro.is_shared() && ro.is_read_only());
     let t = Tensor::from_parts(ro, strata::Layout::contiguous(&[8]).unwrap(), DType::U8).unwrap();

@@ -19,7 +19,7 @@ use super::with_row_major_bytes;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::layout::{checked_numel, contiguous_strides, f_contiguous_strides, Layout};
-use crate::storage::{MapMode, Storage};
+use crate::storage::{FileMap, MapMode, Storage};
 use crate::tensor::{Tensor, MAX_NDIM};
 
 /// The magic string that starts every `.npy` file.
@@ -458,7 +458,13 @@ fn read_header_from(f: &mut File, path: &Path, max_header_len: usize) -> Result<
 /// datetime arrays; a value error for a shared map of big-endian data.
 pub fn load_npy(path: impl AsRef<Path>, opts: NpyLoadOptions) -> Result<Tensor> {
     let path = path.as_ref();
-    let mut f = File::open(path).map_err(|e| Error::io(OP_LOAD, path, &e))?;
+    // The map is made from this very open file, never by reopening the path, so a file
+    // replaced in between cannot be mixed with the header read here.
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(opts.mmap == Some(MapMode::Shared))
+        .open(path)
+        .map_err(|e| Error::io(OP_LOAD, path, &e))?;
     let h = read_header_from(&mut f, path, opts.max_header_len)?;
     let flen = f
         .metadata()
@@ -475,7 +481,8 @@ pub fn load_npy(path: impl AsRef<Path>, opts: NpyLoadOptions) -> Result<Tensor> 
     if let Some(mode) = opts.mmap {
         let aligned = h.data_offset % h.dtype.itemsize() == 0;
         if !h.big_endian && aligned {
-            let storage = Storage::map_file(path, h.data_offset as u64, h.data_len, mode)?;
+            let map = FileMap::of_file(OP_LOAD, path, &f, h.data_offset as u64, h.data_len, mode)?;
+            let storage = Storage::from_file_map(&std::sync::Arc::new(map), 0, h.data_len)?;
             return Tensor::from_parts(storage, layout, h.dtype);
         }
         if mode == MapMode::Shared {

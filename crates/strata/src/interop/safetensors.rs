@@ -13,7 +13,9 @@
 //! as the safetensors PyTorch API refuses them — clone one to save both. Loading: each
 //! tensor gets its own private copy-on-write mapping of its bytes (writable, the file never
 //! changes, no two tensors alias) when its data offset is aligned for its dtype, and a copy
-//! otherwise.
+//! otherwise. A [`SafetensorsFile`] holds the file it opened (and a map of it) until it is
+//! closed: every tensor comes from that file, even if the path is replaced meanwhile
+//! (`os.replace`), as the `safetensors` package does.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -136,6 +138,8 @@ fn entries(n: usize, meta: &Metadata) -> Result<Vec<Entry>> {
 #[derive(Debug)]
 pub struct SafetensorsFile {
     path: PathBuf,
+    /// The file opened; tensors are mapped from it, never from the path.
+    file: File,
     map: Arc<FileMap>,
     header_len: usize,
     meta: Metadata,
@@ -162,6 +166,7 @@ impl SafetensorsFile {
         let (header_len, meta) = parse(map.bytes())?;
         Ok(SafetensorsFile {
             path: path.to_path_buf(),
+            file: f,
             map,
             header_len,
             meta,
@@ -193,7 +198,15 @@ impl SafetensorsFile {
                 })?;
         let layout = Layout::contiguous(&shape)?;
         if start % dtype.itemsize() == 0 {
-            let storage = Storage::map_file(&self.path, start as u64, len, MapMode::CopyOnWrite)?;
+            let map = FileMap::of_file(
+                OP_LOAD,
+                &self.path,
+                &self.file,
+                start as u64,
+                len,
+                MapMode::CopyOnWrite,
+            )?;
+            let storage = Storage::from_file_map(&Arc::new(map), 0, len)?;
             return Tensor::from_parts(storage, layout, dtype);
         }
         tensor_from_bytes(

@@ -26,7 +26,7 @@ use crate::layout::Layout;
 use crate::tensor::{Tensor, MAX_NDIM};
 
 const MAGIC: &[u8; 4] = b"STSH";
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 /// Largest record accepted (64 dims and a name fit in far less).
 const MAX_RECORD: usize = 4096;
 
@@ -44,6 +44,10 @@ pub struct SegmentInfo {
     pub kind: ShmKind,
     /// The base name of a named segment.
     pub name: Option<String>,
+    /// `Some(offset)` when the storage is a region of a regular file mapped shared, from
+    /// this byte offset (sent by fd, like a memfd; see Note [sharing file maps] in
+    /// [`super::mmap`]).
+    pub file_offset: Option<u64>,
 }
 
 /// A tensor's view metadata, as it travels with a handle.
@@ -96,7 +100,11 @@ pub fn encode(info: &SegmentInfo, meta: &TensorMeta) -> Vec<u8> {
         .unwrap_or(0);
     v.extend_from_slice(&[
         VERSION,
-        (info.kind == ShmKind::Named) as u8,
+        if info.file_offset.is_some() {
+            2
+        } else {
+            (info.kind == ShmKind::Named) as u8
+        },
         info.read_only as u8,
         dtype_ix as u8,
     ]);
@@ -105,6 +113,7 @@ pub fn encode(info: &SegmentInfo, meta: &TensorMeta) -> Vec<u8> {
         info.id.dev,
         info.id.ino,
         meta.offset as u64,
+        info.file_offset.unwrap_or(0),
     ] {
         v.extend_from_slice(&x.to_le_bytes());
     }
@@ -159,7 +168,7 @@ pub fn decode(bytes: &[u8]) -> Result<(SegmentInfo, TensorMeta)> {
     if version != VERSION {
         return Err(bad(format!("handle version {version}, expected {VERSION}")));
     }
-    if named > 1 || ro > 1 {
+    if named > 2 || ro > 1 {
         return Err(bad("bad flags"));
     }
     let dtype = *DType::ALL
@@ -171,6 +180,7 @@ pub fn decode(bytes: &[u8]) -> Result<(SegmentInfo, TensorMeta)> {
         ino: c.u64()?,
     };
     let offset = to_usize(c.u64()?, "offset")?;
+    let file_offset = c.u64()?;
     let ndim = c.u32()? as usize;
     let name_len = c.u32()? as usize;
     if ndim > MAX_NDIM {
@@ -191,7 +201,7 @@ pub fn decode(bytes: &[u8]) -> Result<(SegmentInfo, TensorMeta)> {
         shm::check_name("shm handle", n)?;
         Some(n.to_string())
     } else if name_len != 0 {
-        return Err(bad("a memfd handle carries a name"));
+        return Err(bad("a memfd or file handle carries a name"));
     } else {
         None
     };
@@ -208,7 +218,11 @@ pub fn decode(bytes: &[u8]) -> Result<(SegmentInfo, TensorMeta)> {
             ShmKind::Memfd
         },
         name,
+        file_offset: (named == 2).then_some(file_offset),
     };
+    if named != 2 && file_offset != 0 {
+        return Err(bad("a shared-memory handle carries a file offset"));
+    }
     let meta = TensorMeta {
         dtype,
         shape,
@@ -224,10 +238,17 @@ impl Storage {
         op: &'static str,
     ) -> Result<(SegmentInfo, std::sync::Arc<shm::SharedSegment>)> {
         let seg = self.shared_segment().ok_or_else(|| {
-            Error::value(
-                op,
-                "the storage is not in shared memory: call share_memory_() first",
-            )
+            if self.shared_file_map().is_some() {
+                Error::value(
+                    op,
+                    "the storage is a file mapped shared, which has no shared-memory name: it travels by fd",
+                )
+            } else {
+                Error::value(
+                    op,
+                    "the storage is not in shared memory: call share_memory_() first",
+                )
+            }
         })?;
         let info = SegmentInfo {
             nbytes: self.nbytes(),
@@ -235,6 +256,7 @@ impl Storage {
             read_only: self.is_read_only(),
             kind: seg.kind(),
             name: seg.name().map(str::to_string),
+            file_offset: None,
         };
         Ok((info, seg))
     }
@@ -244,6 +266,19 @@ impl Storage {
     /// # Errors
     /// When the storage is not shared, or no fd can be had (see Note [fd budget]).
     pub fn shm_handle(&self) -> Result<ShmHandle> {
+        if let Some(r) = self.file_region("shm_handle")? {
+            return Ok(ShmHandle {
+                fd: r.fd,
+                info: SegmentInfo {
+                    nbytes: self.nbytes(),
+                    id: r.id,
+                    read_only: self.is_read_only(),
+                    kind: ShmKind::Memfd,
+                    name: None,
+                    file_offset: Some(r.offset),
+                },
+            });
+        }
         let (info, seg) = self.segment_info("shm_handle")?;
         Ok(ShmHandle {
             fd: seg.fd_for_send("shm_handle")?,
@@ -255,6 +290,9 @@ impl Storage {
     /// received twice gives the same storage.
     pub fn from_shm_handle(h: ShmHandle) -> Result<Storage> {
         let i = h.info;
+        if let Some(off) = i.file_offset {
+            return Storage::from_file_fd("from_shm_handle", h.fd, off, i.nbytes, i.read_only);
+        }
         Storage::from_shared_fd(
             "from_shm_handle",
             h.fd,
@@ -275,7 +313,7 @@ impl Storage {
     /// Opens (and unlinks) a send name made by [`shm_send_name`](Self::shm_send_name).
     pub fn from_shm_name(send_name: &str, info: &SegmentInfo) -> Result<Storage> {
         let op = "from_shm_name";
-        if info.kind != ShmKind::Named {
+        if info.kind != ShmKind::Named || info.file_offset.is_some() {
             return Err(bad("a memfd handle cannot be opened by name"));
         }
         let fd = shm::open_send_name(op, send_name, info.read_only)?;
@@ -293,16 +331,20 @@ impl Storage {
 impl Tensor {
     /// Moves the storage into a memfd in place (PyTorch's `share_memory_`): the bytes are
     /// copied once and every view of the storage sees the shared copy; a second call does
-    /// nothing.
+    /// nothing, nor does a call on a file mapped shared (already shareable: it travels as
+    /// the file, see Note [sharing file maps] in [`super::mmap`]).
     ///
     /// # Errors
-    /// Refused while a NumPy array, buffer or DLPack capsule still points at the old bytes.
+    /// Refused while a NumPy array, buffer or DLPack capsule still points at the old bytes,
+    /// and for memory another owner keeps using (a NumPy array's, a DLPack producer's):
+    /// moving it would silently detach later writes (see [`Storage::check_movable`]).
     pub fn share_memory_(&self) -> Result<&Tensor> {
         self.storage().share_memory_()?;
         Ok(self)
     }
 
-    /// True when the storage lives in shared memory.
+    /// True when the storage lives in memory other processes can map (shared memory, or a
+    /// file mapped shared).
     pub fn is_shared(&self) -> bool {
         self.storage().is_shared()
     }

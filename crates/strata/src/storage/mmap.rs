@@ -6,16 +6,40 @@
 //!
 //! A mapped file that another process truncates or rewrites while strata reads it is
 //! outside what Rust can guard against (the same caveat as every memory map): keep mapped
-//! files unchanged while their tensors live.
+//! files unchanged while their tensors live. Replacing the file by another one under the
+//! same path (`os.replace`, an editor's save) is harmless: a map is of the file that was
+//! opened, never of the path.
+//!
+//! Note [sharing file maps]
+//! ------------------------
+//! A read-only (`'r'`) or shared (`'r+'`, `from_file(shared=True)`) map is `MAP_SHARED`:
+//! its pages are the file's page cache, which every process mapping the file sees. Such a
+//! storage is already shared ([`Storage::is_shared`]): `share_memory_()` leaves it where it
+//! is, and sending it to another process sends the file itself (an fd, `SCM_RIGHTS`) with
+//! the byte range, so the receiver maps the same region and writes on either side reach
+//! the file and the other process. Moving it into a memfd instead would silently detach
+//! later writes from the file. A map keeps a duplicate of the file's fd for sending, within
+//! the budget of Note [fd budget] in [`super::shm`]; beyond it, a send reopens the file by
+//! its path and refuses if the path now names another file (its `(st_dev, st_ino)`
+//! changed).
+//!
+//! A copy-on-write (`'c'`, `mmap=True`, `from_file(shared=False)`) map is private memory:
+//! its writes never reach the file, so `share_memory_()` copies it into a memfd like any
+//! private allocation; nothing the user wrote is lost, and pages not yet written stop
+//! following later changes of the file (which a private map does not promise anyway).
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::path::Path;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use memmap2::{Mmap, MmapMut, MmapOptions};
 
-use super::{Backing, Storage};
+use super::shm::{file_id, lock, os_err, KeptFd, SegmentId};
+use super::{Backing, Inner, Owner, Storage};
 use crate::error::{Error, Result};
 
 /// How a file is mapped.
@@ -36,6 +60,15 @@ pub enum MapMode {
 pub struct FileMap {
     map: MapKind,
     mode: MapMode,
+    /// Byte offset in the file of the first mapped byte.
+    offset: u64,
+    /// The file's identity when it was mapped.
+    id: SegmentId,
+    /// The path it was opened by (absolute when it could be made so), for reopening.
+    path: PathBuf,
+    /// A duplicate of the file's fd, kept to send shared maps (see Note [sharing file
+    /// maps]); `None` for private maps and beyond the fd budget.
+    fd: Mutex<Option<KeptFd>>,
 }
 
 #[derive(Debug)]
@@ -84,7 +117,8 @@ impl FileMap {
         len: usize,
         mode: MapMode,
     ) -> Result<FileMap> {
-        let flen = file.metadata().map_err(|e| Error::io(op, path, &e))?.len();
+        let meta = file.metadata().map_err(|e| Error::io(op, path, &e))?;
+        let flen = meta.len();
         let end = offset.checked_add(len as u64);
         if end.is_none_or(|end| end > flen) {
             return Err(Error::format(
@@ -95,10 +129,28 @@ impl FileMap {
                 ),
             ));
         }
+        let id = SegmentId {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        };
+        let abs_path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let fd = if mode == MapMode::CopyOnWrite {
+            None
+        } else {
+            let dup = file
+                .as_fd()
+                .try_clone_to_owned()
+                .map_err(|e| Error::io(op, path, &e))?;
+            KeptFd::try_keep(dup)
+        };
         if len == 0 {
             return Ok(FileMap {
                 map: MapKind::Empty,
                 mode,
+                offset,
+                id,
+                path: abs_path,
+                fd: Mutex::new(fd),
             });
         }
         let mut opts = MmapOptions::new();
@@ -113,7 +165,14 @@ impl FileMap {
             }
         }
         .map_err(|e| Error::io(op, path, &e))?;
-        Ok(FileMap { map, mode })
+        Ok(FileMap {
+            map,
+            mode,
+            offset,
+            id,
+            path: abs_path,
+            fd: Mutex::new(fd),
+        })
     }
 
     /// The mapped bytes.
@@ -128,6 +187,50 @@ impl FileMap {
     /// The mode.
     pub fn mode(&self) -> MapMode {
         self.mode
+    }
+
+    /// Byte offset in the file of the first mapped byte.
+    pub fn file_offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// The mapped file's `(st_dev, st_ino)` when it was opened.
+    pub fn file_id(&self) -> SegmentId {
+        self.id
+    }
+
+    /// True for `MAP_SHARED` maps (read-only or shared writable), which other processes
+    /// can map too (see Note [sharing file maps]).
+    pub fn is_shared(&self) -> bool {
+        self.mode != MapMode::CopyOnWrite
+    }
+
+    /// A new fd of the mapped file, to send: a dup of the kept fd, else the path reopened
+    /// and checked to be the same file (see Note [sharing file maps]).
+    ///
+    /// # Errors
+    /// When the path no longer names the mapped file, or it cannot be reopened.
+    pub fn fd_for_send(&self, op: &'static str) -> Result<OwnedFd> {
+        if let Some(fd) = lock(&self.fd).as_ref() {
+            return rustix::io::fcntl_dupfd_cloexec(&fd.0, 0)
+                .map_err(|e| os_err(op, "dup of a mapped file's fd", e));
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(self.mode == MapMode::Shared)
+            .open(&self.path)
+            .map_err(|e| Error::io(op, &self.path, &e))?;
+        let fd = OwnedFd::from(file);
+        if file_id(op, &fd)?.0 != self.id {
+            return Err(Error::value(
+                op,
+                format!(
+                    "{} was replaced by another file since it was mapped, and this process holds no fd of the mapped one (see Note [fd budget]); cannot send the mapped tensor",
+                    self.path.display()
+                ),
+            ));
+        }
+        Ok(fd)
     }
 
     /// Mapped length in bytes.
@@ -187,5 +290,125 @@ impl Storage {
     pub fn map_file(path: &Path, offset: u64, len: usize, mode: MapMode) -> Result<Storage> {
         let map = Arc::new(FileMap::open("map_file", path, offset, len, mode)?);
         Storage::from_file_map(&map, 0, len)
+    }
+}
+
+/// What identifies one shared file region in this process: the file, the byte offset, the
+/// length and whether it is mapped writable.
+type RegionKey = (SegmentId, u64, usize, bool);
+
+/// Per-process registry of shared file regions sent or received, so the same region
+/// received twice (or sent away and received back) is one storage over one mapping: two
+/// mappings of one file page would be two addresses for the same bytes.
+static FILE_REGISTRY: Mutex<Option<HashMap<RegionKey, Weak<Inner>>>> = Mutex::new(None);
+
+fn file_registry() -> MutexGuard<'static, Option<HashMap<RegionKey, Weak<Inner>>>> {
+    lock(&FILE_REGISTRY)
+}
+
+fn register_region(reg: &mut Option<HashMap<RegionKey, Weak<Inner>>>, key: RegionKey, s: &Storage) {
+    let map = reg.get_or_insert_with(HashMap::new);
+    if map.len() >= 64 && map.len().is_power_of_two() {
+        map.retain(|_, w| w.strong_count() > 0);
+    }
+    map.insert(key, Arc::downgrade(&s.0));
+}
+
+/// The region of a file a shared file-map storage covers, and a fresh fd to send it.
+#[derive(Debug)]
+pub struct FileRegion {
+    /// A new fd of the file.
+    pub fd: OwnedFd,
+    /// The file's identity.
+    pub id: SegmentId,
+    /// Byte offset in the file of the storage's first byte.
+    pub offset: u64,
+}
+
+impl Storage {
+    /// The shared file map behind this storage, with the storage's byte offset in it, if
+    /// the storage is a `MAP_SHARED` file map (see Note [sharing file maps]).
+    pub fn shared_file_map(&self) -> Option<(Arc<FileMap>, usize)> {
+        let b = self.backing();
+        match &b.owner {
+            Owner::Foreign(o) => {
+                let map = o.downcast_ref::<Arc<FileMap>>()?;
+                if !map.is_shared() || map.is_empty() {
+                    return None;
+                }
+                let start = (b.ptr.as_ptr() as usize).checked_sub(map.bytes().as_ptr() as usize)?;
+                Some((Arc::clone(map), start))
+            }
+            _ => None,
+        }
+    }
+
+    /// A fresh fd and the file region of a shared file-map storage, to send; registers
+    /// the storage so that receiving it back gives this very storage.
+    pub(crate) fn file_region(&self, op: &'static str) -> Result<Option<FileRegion>> {
+        let Some((map, start)) = self.shared_file_map() else {
+            return Ok(None);
+        };
+        let offset = map.file_offset().checked_add(start as u64).ok_or_else(|| {
+            Error::overflow(op, format!("file offset {} + {start}", map.file_offset()))
+        })?;
+        let fd = map.fd_for_send(op)?;
+        let writable = !self.is_read_only();
+        register_region(
+            &mut file_registry(),
+            (map.file_id(), offset, self.nbytes(), writable),
+            self,
+        );
+        Ok(Some(FileRegion {
+            fd,
+            id: map.file_id(),
+            offset,
+        }))
+    }
+
+    /// Maps `nbytes` of the received file `fd` from byte `offset`, shared (writes reach the
+    /// file) unless `read_only`; the storage this process already has for that region if
+    /// any. Everything is checked: the fd must be a regular file holding the whole range.
+    pub(crate) fn from_file_fd(
+        op: &'static str,
+        fd: OwnedFd,
+        offset: u64,
+        nbytes: usize,
+        read_only: bool,
+    ) -> Result<Storage> {
+        let st = rustix::fs::fstat(&fd).map_err(|e| os_err(op, "fstat of a received file", e))?;
+        if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile {
+            return Err(Error::format(
+                op,
+                "the received fd of a mapped file is not a regular file",
+            ));
+        }
+        let (id, _) = file_id(op, &fd)?;
+        let key = (id, offset, nbytes, !read_only);
+        let mut reg = file_registry();
+        if let Some(s) = reg
+            .as_ref()
+            .and_then(|m| m.get(&key))
+            .and_then(Weak::upgrade)
+            .map(Storage)
+        {
+            return Ok(s);
+        }
+        let mode = if read_only {
+            MapMode::ReadOnly
+        } else {
+            MapMode::Shared
+        };
+        let file = File::from(fd);
+        let path = PathBuf::from(format!(
+            "<file received from another process, inode {}>",
+            id.ino
+        ));
+        let map = Arc::new(FileMap::of_file(op, &path, &file, offset, nbytes, mode)?);
+        let s = Storage::from_file_map(&map, 0, nbytes)?;
+        if nbytes > 0 {
+            register_region(&mut reg, key, &s);
+        }
+        Ok(s)
     }
 }

@@ -39,7 +39,7 @@ pub use alloc::{Allocator, CpuAllocator, ALIGN};
 pub use borrow::BorrowGuard;
 pub use cache::{cache_stats, empty_cache, set_cache_limit, CacheStats};
 pub use handle::{recv_tensor, send_tensor, SegmentInfo, ShmHandle, TensorMeta};
-pub use mmap::{FileMap, MapMode};
+pub use mmap::{FileMap, FileRegion, MapMode};
 pub use shm::{SegmentId, SharedSegment, ShmKind};
 
 use crate::error::{Error, Result};
@@ -85,6 +85,19 @@ impl fmt::Debug for Owner {
             Owner::Shared(seg) => write!(f, "Shared({:?}, {:?})", seg.kind(), seg.id()),
             Owner::Empty => f.write_str("Empty"),
         }
+    }
+}
+
+/// A foreign owner whose memory nothing outside the storage can reach or change (a buffer
+/// that a pickle stream made for this tensor alone, an immutable `bytes`): `share_memory_`
+/// may copy it into shared memory, since no one is left behind to miss later writes.
+/// Any other [`Owner::Foreign`] memory (a NumPy array, a DLPack producer, a buffer export)
+/// is refused there.
+pub struct Exclusive(pub Box<dyn Any + Send + Sync>);
+
+impl fmt::Debug for Exclusive {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Exclusive(..)")
     }
 }
 

@@ -82,7 +82,7 @@ pub struct SegmentId {
     pub ino: u64,
 }
 
-fn os_err(op: &'static str, what: &str, e: rustix::io::Errno) -> Error {
+pub(crate) fn os_err(op: &'static str, what: &str, e: rustix::io::Errno) -> Error {
     let hint = if e == rustix::io::Errno::MFILE || e == rustix::io::Errno::NFILE {
         " (too many open files: raise the limit with `ulimit -n`)"
     } else {
@@ -102,7 +102,7 @@ fn os_err(op: &'static str, what: &str, e: rustix::io::Errno) -> Error {
 // never need the reopen.
 static KEPT_FDS: AtomicUsize = AtomicUsize::new(0);
 
-fn fd_budget() -> usize {
+pub(crate) fn fd_budget() -> usize {
     static BUDGET: OnceLock<usize> = OnceLock::new();
     *BUDGET.get_or_init(|| {
         let lim = rustix::process::getrlimit(rustix::process::Resource::Nofile);
@@ -118,10 +118,10 @@ pub fn kept_fd_count() -> usize {
 
 /// An fd counted against the budget.
 #[derive(Debug)]
-struct KeptFd(OwnedFd);
+pub(crate) struct KeptFd(pub(crate) OwnedFd);
 
 impl KeptFd {
-    fn try_keep(fd: OwnedFd) -> Option<KeptFd> {
+    pub(crate) fn try_keep(fd: OwnedFd) -> Option<KeptFd> {
         let budget = fd_budget();
         KEPT_FDS
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
@@ -250,7 +250,7 @@ impl Drop for SharedSegment {
 /// Base names of this process's live named segments (unlinked at exit, step 4).
 static OWNED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -258,7 +258,7 @@ fn page_size() -> usize {
     rustix::param::page_size()
 }
 
-fn file_id(op: &'static str, fd: &OwnedFd) -> Result<(SegmentId, u64)> {
+pub(crate) fn file_id(op: &'static str, fd: &OwnedFd) -> Result<(SegmentId, u64)> {
     let st = rustix::fs::fstat(fd).map_err(|e| os_err(op, "fstat of a shared-memory fd", e))?;
     let id = SegmentId {
         dev: st.st_dev as u64,
@@ -476,6 +476,7 @@ impl Storage {
         if self.is_shared() {
             return Ok(());
         }
+        self.check_movable("share_memory_")?;
         let read_only = self.is_read_only();
         let mut made = None;
         self.replace_backing("share_memory_", |bytes| {
@@ -497,9 +498,50 @@ impl Storage {
         Ok(())
     }
 
-    /// True when the bytes live in shared memory.
+    /// True when the bytes live in memory other processes can map: shared memory, or a
+    /// `MAP_SHARED` file map (read-only, or shared writable; see Note [sharing file maps]
+    /// in [`super::mmap`]).
     pub fn is_shared(&self) -> bool {
-        self.with_owner(|o| matches!(o, Owner::Shared(_)))
+        self.with_owner(|o| match o {
+            Owner::Shared(_) => true,
+            Owner::Foreign(f) => f
+                .downcast_ref::<Arc<super::FileMap>>()
+                .is_some_and(|m| m.is_shared() && !m.is_empty()),
+            _ => false,
+        })
+    }
+
+    /// Fails unless the bytes may be copied elsewhere without detaching the storage from
+    /// an owner that can still read or write them: strata's own allocations, private
+    /// copy-on-write file maps and [`Exclusive`](super::Exclusive) foreign owners may
+    /// move; memory of a NumPy array, a DLPack producer or a buffer export may not (later
+    /// writes on one side would silently miss the other).
+    pub fn check_movable(&self, op: &'static str) -> Result<()> {
+        let what = self.with_owner(|o| match o {
+            Owner::Allocated { .. } | Owner::Empty | Owner::Shared(_) => None,
+            Owner::Foreign(f) => {
+                if f.is::<super::Exclusive>() {
+                    None
+                } else if let Some(m) = f.downcast_ref::<Arc<super::FileMap>>() {
+                    match m.mode() {
+                        super::MapMode::CopyOnWrite => None,
+                        _ if m.is_empty() => None,
+                        _ => Some("is a file mapped shared"),
+                    }
+                } else {
+                    Some("is owned outside strata (by a NumPy array, a DLPack producer or a buffer-protocol export)")
+                }
+            }
+        });
+        match what {
+            None => Ok(()),
+            Some(what) => Err(Error::value(
+                op,
+                format!(
+                    "the tensor's memory {what}; moving it into shared memory would detach the tensor from its owner, so later writes on either side would be lost. Share a copy instead: t.clone().share_memory_()"
+                ),
+            )),
+        }
     }
 
     /// The shared segment behind this storage, if it is shared.
