@@ -38,6 +38,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub use alloc::{Allocator, CpuAllocator, ALIGN};
 pub use borrow::BorrowGuard;
 pub use cache::{cache_stats, empty_cache, set_cache_limit, CacheStats};
+pub(crate) use cache::{fork_prepare, fork_release};
 pub use handle::{recv_tensor, send_tensor, SegmentInfo, ShmHandle, TensorMeta};
 pub use mmap::{FileMap, MapMode};
 pub use shm::{SegmentId, SharedSegment, ShmKind};
