@@ -202,17 +202,21 @@ assert os.waitstatus_to_exitcode(status) == 0, status
 
 def test_fork_while_other_threads_run_ops():
     """Threads busy with large ops (and the block cache) while the main thread forks:
-    the child must still allocate and compute (the cache's lock is not left held)."""
+    the child must still allocate and compute (the cache's lock is not left held), and
+    use the tensors those threads had borrowed (their borrows died with them)."""
     out = run(
         r"""
 import threading
 start_pool()
 stop = threading.Event()
+X, XB = st.from_numpy(A.copy()), st.from_numpy(B)
 def busy():
-    a = st.from_numpy(A)
+    # Shared and exclusive borrows of X are held most of the time: a fork then copies
+    # counts that name threads the child does not have.
     while not stop.is_set():
-        (a + 1).sum()
-        (a @ st.from_numpy(B)).sum()
+        X.mul_(1.0)
+        (X + 1).sum()
+        (X @ XB).sum()
 threads = [threading.Thread(target=busy) for _ in range(2)]
 for t in threads:
     t.start()
@@ -223,6 +227,8 @@ try:
             try:
                 x = st.ones(1 << 20)           # 4 MiB: a block cache allocation
                 assert float((x * 2).sum()) == 2 * (1 << 20)
+                X.add_(0.0)                    # waits for ever on a stale borrow
+                assert np.allclose(np.asarray(X), A)
                 a, b = st.from_numpy(A), st.from_numpy(B)
                 assert np.allclose(np.asarray(a @ b), A @ B, rtol=1e-3, atol=1e-3)
                 assert np.allclose(np.asarray(a.cumsum(0)), np.cumsum(A, 0), atol=1e-2)

@@ -20,7 +20,7 @@
 //! thread count of 1, not call rayon at all. Debug builds check (a) in forked children
 //! through [`threads`].
 
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::Once;
 
 /// Set in a `fork()`ed child (by the atfork handler) and never cleared.
@@ -29,6 +29,9 @@ static FORKED: AtomicBool = AtomicBool::new(false);
 /// parent is leaked there, since its workers do not exist to be shut down).
 static CHILD_POOL: AtomicPtr<rayon::ThreadPool> = AtomicPtr::new(std::ptr::null_mut());
 static REGISTER: Once = Once::new();
+/// Bumped in each `fork()`ed child: state counted before the fork (storage borrows) is
+/// stale when its generation differs.
+static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
 
 /// Runs in the child right after `fork()`, where only async-signal-safe work is allowed:
 /// two atomic stores, then the block cache's lock is handed back (see
@@ -36,6 +39,7 @@ static REGISTER: Once = Once::new();
 #[cfg(unix)]
 extern "C" fn on_fork_child() {
     FORKED.store(true, Ordering::SeqCst);
+    FORK_GENERATION.fetch_add(1, Ordering::SeqCst);
     CHILD_POOL.store(std::ptr::null_mut(), Ordering::SeqCst);
     crate::storage::fork_release();
 }
@@ -70,6 +74,12 @@ pub(crate) fn register_fork_handlers() {
             );
         }
     });
+}
+
+/// How many `fork()`s separate this process from the one that registered the handlers.
+#[inline]
+pub(crate) fn fork_generation() -> u64 {
+    FORK_GENERATION.load(Ordering::Relaxed)
 }
 
 /// True in a `fork()`ed child (of a process where strata registered its handlers).

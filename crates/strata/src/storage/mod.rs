@@ -215,6 +215,9 @@ impl fmt::Debug for Storage {
 impl Storage {
     /// A storage over `backing`.
     pub fn from_backing(backing: Backing) -> Storage {
+        // Before any storage exists, so before any borrow can be held across a fork (see
+        // `borrow::State::refresh`).
+        crate::kernel::pool::register_fork_handlers();
         Storage(Arc::new(Inner {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             nbytes: backing.nbytes,
