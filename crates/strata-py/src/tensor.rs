@@ -573,6 +573,13 @@ fn setitem(t: &Tensor, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyRe
     let src = src
         .reshape(&flat_shape.iter().map(|&n| n as i64).collect::<Vec<_>>())
         .py()?;
+    // The value is read whole before anything is written (NumPy's rule): one that shares
+    // memory with the target (by address, whatever its storage) is copied first.
+    let src = if src.may_share_memory(t) {
+        src.contiguous_copy().py()?
+    } else {
+        src
+    };
     match a.front.flatten(0, a.nadv as i64 - 1) {
         Ok(flat) if flat.same_storage(&a.front) => {
             flat.index_copy_(0, &lin, &src).py()?;

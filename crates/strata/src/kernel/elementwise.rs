@@ -68,11 +68,12 @@ fn prepare<const M: usize>(
 }
 
 /// The flat path's test: `out` contiguous, every input contiguous with `out`'s shape or a
-/// single element (broadcast: flagged `true`), all of the kernel's dtypes, each input in
-/// another storage or exactly `out`'s elements, and fewer than [`GRAIN`] elements. Such an
-/// op is one run, so it skips the loop planner, whose fixed cost is most of a small op's
-/// time (larger ones go through the planner, whose cost is then negligible, and which
-/// splits them across threads). Returns the element count and the broadcast flags.
+/// single element (broadcast: flagged `true`), all of the kernel's dtypes, and fewer than
+/// [`GRAIN`] elements. Such an op is one run, so it skips the loop planner, whose fixed
+/// cost is most of a small op's time (larger ones go through the planner, whose cost is
+/// then negligible, and which splits them across threads). Returns the element count and
+/// the broadcast flags. Whether each input is disjoint from `out` or exactly its elements
+/// is checked by address once the operands are borrowed ([`flat_disjoint`]).
 fn flat<const M: usize>(
     out: &Tensor,
     out_dtype: crate::DType,
@@ -93,13 +94,34 @@ fn flat<const M: usize>(
             }
             one[k] = true;
         }
-        if t.same_storage(out)
-            && (one[k] || t.offset() != out.offset() || dt.itemsize() != out_dtype.itemsize())
-        {
-            return None;
-        }
     }
     Some((n, one))
+}
+
+/// The flat path's overlap test, by address (whatever storages the bytes belong to): an
+/// input run (`x`, `xn` elements of `xi` bytes) may be read while the output run (`o`,
+/// `n` elements of `oi` bytes) is written when the two are disjoint, or when the input
+/// is exactly the output's elements (same start, same item size, same length: each is
+/// read before it is written).
+#[inline]
+fn flat_disjoint(o: *mut u8, n: usize, oi: usize, x: *mut u8, xn: usize, xi: usize) -> bool {
+    let (o, x) = (o as usize, x as usize);
+    // Inside their storages (L4): the ends cannot overflow.
+    let (oe, xe) = (o + n * oi, x + xn * xi);
+    oe <= x || xe <= o || (o == x && oi == xi && n == xn)
+}
+
+/// Borrows `out` exclusively and `inputs` shared, without bumping the version yet (the
+/// flat path may still give up, and the general path then borrows again).
+fn borrow_flat<const M: usize>(
+    op: &'static str,
+    out: &Tensor,
+    inputs: [&Tensor; M],
+) -> Result<crate::storage::borrow::BorrowGuard> {
+    let mut wants: smallvec::SmallVec<[(&crate::Storage, bool); 4]> = smallvec::SmallVec::new();
+    wants.push((out.storage(), true));
+    wants.extend(inputs.iter().map(|t| (t.storage(), false)));
+    crate::storage::borrow::acquire(op, &wants)
 }
 
 /// Whether op `op` computes a transcendental function (nanoseconds per element, so worth
@@ -288,12 +310,18 @@ where
 {
     if let Some((n, [false])) = flat(out, O::DTYPE, [(a, A::DTYPE)]) {
         out.check_write(op)?;
-        let _g = borrow_for_write(op, out, [a])?;
-        // SAFETY: `out` and `a` are contiguous runs of `n` elements of the kernel's dtypes
-        // inside their storages (L4), borrowed above; `a` is disjoint from `out` or exactly
-        // it (`flat`); `has_avx2` says what the CPU has.
-        unsafe { blocks1_on::<A, O>(has_avx2(), first(out), first(a), n, &f) };
-        return Ok(());
+        let g = borrow_flat(op, out, [a])?;
+        // Pointers are read under the borrows (S3).
+        let (o, x) = (first(out), first(a));
+        if flat_disjoint(o, n, size_of::<O>(), x, n, size_of::<A>()) {
+            out.storage().bump_version();
+            // SAFETY: `out` and `a` are contiguous runs of `n` elements of the kernel's
+            // dtypes inside their storages (L4), borrowed above; `a` is disjoint from `out`
+            // or exactly it (`flat_disjoint`); `has_avx2` says what the CPU has.
+            unsafe { blocks1_on::<A, O>(has_avx2(), o, x, n, &f) };
+            return Ok(());
+        }
+        drop(g);
     }
     let ([a], [la]) = prepare(op, out, O::DTYPE, [(a, A::DTYPE)])?;
     let _g = borrow_for_write(op, out, [&a])?;
@@ -349,18 +377,29 @@ where
         flat(out, O::DTYPE, [(a, A::DTYPE), (b, B::DTYPE)])
     {
         out.check_write(op)?;
-        let _g = borrow_for_write(op, out, [a, b])?;
-        let (o, x, y, avx2) = (first(out), first(a), first(b), has_avx2());
-        // SAFETY: as in `unary_into`'s flat path, for two inputs, a broadcast one being a
-        // single element read at stride 0.
-        unsafe {
-            match one {
-                [false, false] => blocks2_on::<A, B, O, 1, 1>(avx2, o, x, y, n, &f),
-                [false, true] => blocks2_on::<A, B, O, 1, 0>(avx2, o, x, y, n, &f),
-                _ => blocks2_on::<A, B, O, 0, 1>(avx2, o, x, y, n, &f),
-            }
-        };
-        return Ok(());
+        let g = borrow_flat(op, out, [a, b])?;
+        // Pointers are read under the borrows (S3).
+        let (o, x, y) = (first(out), first(a), first(b));
+        let len = |one: bool| if one { 1 } else { n };
+        // A broadcast single element overlapping the output is never "exactly" it, so it
+        // goes to the general path, which stages it.
+        if flat_disjoint(o, n, size_of::<O>(), x, len(one[0]), size_of::<A>())
+            && flat_disjoint(o, n, size_of::<O>(), y, len(one[1]), size_of::<B>())
+        {
+            out.storage().bump_version();
+            let avx2 = has_avx2();
+            // SAFETY: as in `unary_into`'s flat path, for two inputs, a broadcast one being
+            // a single element read at stride 0.
+            unsafe {
+                match one {
+                    [false, false] => blocks2_on::<A, B, O, 1, 1>(avx2, o, x, y, n, &f),
+                    [false, true] => blocks2_on::<A, B, O, 1, 0>(avx2, o, x, y, n, &f),
+                    _ => blocks2_on::<A, B, O, 0, 1>(avx2, o, x, y, n, &f),
+                }
+            };
+            return Ok(());
+        }
+        drop(g);
     }
     let ([a, b], [la, lb]) = prepare(op, out, O::DTYPE, [(a, A::DTYPE), (b, B::DTYPE)])?;
     let _g = borrow_for_write(op, out, [&a, &b])?;

@@ -339,14 +339,15 @@ impl<const N: usize> Loop<N> {
         if self.numel() == 0 {
             return;
         }
-        let threads = if self.numel() >= par_from {
-            rayon::current_num_threads()
-        } else {
-            1
-        };
-        match self.tile_dim {
+        let go = |threads: usize| match self.tile_dim {
             Some(td) => self.run_tiled(td, threads, &tile, staged),
             None => self.run_rows(threads, &f),
+        };
+        // With one thread, neither walk calls rayon (see `kernel::pool`).
+        if self.numel() >= par_from {
+            super::pool::parallel(go)
+        } else {
+            go(1)
         }
     }
 

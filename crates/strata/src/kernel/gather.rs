@@ -127,7 +127,8 @@ impl Tensor {
         want[d] = idx.len();
         let src = src.to_dtype(self.dtype())?.broadcast_to(&want)?;
         self.check_write("index_copy_")?;
-        let src = if src.same_storage(self) {
+        // By address, not storage identity: the same bytes may be another storage.
+        let src = if src.may_share_memory(self) {
             src.contiguous_copy()?
         } else {
             src

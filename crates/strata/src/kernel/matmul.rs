@@ -600,7 +600,6 @@ impl GemmScalar for half::f16 {
 unsafe fn with_gemm<T: GemmScalar>(job: &Job<'_>) {
     let (m, n, k) = (job.m, job.n, job.k);
     let work = m.saturating_mul(n).saturating_mul(k);
-    let threads = rayon::current_num_threads();
     let one = |i: usize, par: gemm::Parallelism| {
         let (a, b, o) = job.at::<T>(i);
         // SAFETY: `a`/`b` point at element `[i.., 0, 0]` of their operands and every
@@ -633,18 +632,25 @@ unsafe fn with_gemm<T: GemmScalar>(job: &Job<'_>) {
             )
         }
     };
-    if threads > 1 && work >= PAR_WORK {
-        // Big matrices: gemm splits each one across the pool.
-        (0..job.count).for_each(|i| one(i, gemm::Parallelism::Rayon(threads)));
-    } else if threads > 1 && job.count > 1 && work.saturating_mul(job.count) >= PAR_WORK {
-        // Many small matrices: one per task.
-        (0..job.count)
-            .into_par_iter()
-            .with_min_len(PAR_WORK.div_ceil(work.max(1)))
-            .for_each(|i| one(i, gemm::Parallelism::None));
-    } else {
-        (0..job.count).for_each(|i| one(i, gemm::Parallelism::None));
+    let serial = || (0..job.count).for_each(|i| one(i, gemm::Parallelism::None));
+    if work.saturating_mul(job.count) < PAR_WORK {
+        return serial();
     }
+    // gemm's `Parallelism::Rayon` uses the pool it is called in: `parallel`'s.
+    super::pool::parallel(|threads| {
+        if threads > 1 && work >= PAR_WORK {
+            // Big matrices: gemm splits each one across the pool.
+            (0..job.count).for_each(|i| one(i, gemm::Parallelism::Rayon(threads)));
+        } else if threads > 1 && job.count > 1 {
+            // Many small matrices: one per task.
+            (0..job.count)
+                .into_par_iter()
+                .with_min_len(PAR_WORK.div_ceil(work.max(1)))
+                .for_each(|i| one(i, gemm::Parallelism::None));
+        } else {
+            serial();
+        }
+    })
 }
 
 /// Every matrix of `job` with a plain strided kernel (rows in parallel when large):
@@ -689,11 +695,17 @@ unsafe fn plain<T: Arith>(job: &Job<'_>) {
     };
     let rows = job.count * m;
     let per_row = n.saturating_mul(k).max(1);
-    if rows > 1 && rows.saturating_mul(per_row) >= 4 * GRAIN && rayon::current_num_threads() > 1 {
-        (0..rows)
-            .into_par_iter()
-            .with_min_len(GRAIN.div_ceil(per_row))
-            .for_each(row);
+    if rows > 1 && rows.saturating_mul(per_row) >= 4 * GRAIN {
+        super::pool::parallel(|threads| {
+            if threads > 1 {
+                (0..rows)
+                    .into_par_iter()
+                    .with_min_len(GRAIN.div_ceil(per_row))
+                    .for_each(row);
+            } else {
+                (0..rows).for_each(row);
+            }
+        });
     } else {
         (0..rows).for_each(row);
     }

@@ -11,6 +11,7 @@ mod gather;
 mod math;
 mod matmul;
 pub mod plan;
+pub(crate) mod pool;
 pub(crate) mod reduce;
 mod ternary;
 mod transpose;

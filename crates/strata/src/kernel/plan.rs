@@ -248,16 +248,78 @@ pub(crate) fn borrow_for_write<const M: usize>(
 /// `src` itself when reading it while writing `dst` is safe (different memory, or the
 /// very same elements in the same order), else a compact copy of it (staging). A staged
 /// input costs one copy; it is never silently corrupted.
+///
+/// Decided by addresses (see [`must_stage`]), not by storage identity: the same bytes
+/// can come back as another storage (through NumPy, DLPack, the buffer protocol, a file
+/// mapped twice).
 pub fn stage_if_overlapping(dst: &Tensor, src: &Tensor) -> Result<Tensor> {
-    if !dst.same_storage(src) {
-        return Ok(src.clone());
+    if must_stage(dst, src) {
+        src.contiguous_copy()
+    } else {
+        Ok(src.clone())
     }
-    let target: Vec<i64> = dst.shape().iter().map(|&n| n as i64).collect();
-    let view = src.layout().expand(&target)?;
-    if &view == dst.layout() || !view.ranges_intersect(dst.layout()) {
-        return Ok(src.clone());
+}
+
+/// True when reading `src` (broadcast to `dst`'s shape) while `dst` is written could
+/// read a value already overwritten: the byte ranges the two views touch intersect, and
+/// `src` is not `dst`'s very elements in `dst`'s order (same first-element address, same
+/// item size, same strides over every dim of `dst` longer than 1), where each element is
+/// read before it is written. NumPy's `np.copyto` decides the same way, by addresses, so
+/// two storages over the same bytes are caught. O(ndim); a `src` that does not broadcast
+/// to `dst`'s shape is left to the op to report.
+pub fn must_stage(dst: &Tensor, src: &Tensor) -> bool {
+    let (dl, sl) = (dst.layout(), src.layout());
+    let (Some((d0, d1)), Some((s0, s1))) = (dl.index_range(), sl.index_range()) else {
+        return false;
+    };
+    let (di, si) = (dst.dtype().itemsize(), src.dtype().itemsize());
+    let dbase = dst.storage().data_ptr() as usize;
+    let sbase = if dst.same_storage(src) {
+        dbase
+    } else {
+        src.storage().data_ptr() as usize
+    };
+    // Byte ranges [lo, hi): inside their storages (L4), so these cannot overflow; the
+    // saturating forms only make that independent of the invariant.
+    let range = |base: usize, lo: usize, hi: usize, item: usize| {
+        (
+            base.saturating_add(lo.saturating_mul(item)),
+            base.saturating_add(hi.saturating_add(1).saturating_mul(item)),
+        )
+    };
+    let (da, db) = range(dbase, d0, d1, di);
+    let (sa, sb) = range(sbase, s0, s1, si);
+    if db <= sa || sb <= da {
+        return false;
     }
-    src.contiguous_copy()
+    if di != si || dbase + dl.offset() * di != sbase + sl.offset() * si {
+        return true;
+    }
+    // Same first element and item size: the same elements in the same order when the
+    // strides agree on every dim `dst` steps along (`src` aligned to it from the right,
+    // broadcast dims reading stride 0).
+    let (ds, ss) = (dl.shape(), sl.shape());
+    if ss.len() > ds.len() {
+        return false;
+    }
+    let lead = ds.len() - ss.len();
+    for d in 0..ds.len() {
+        let n = ds[d];
+        let s = if d < lead {
+            0
+        } else {
+            match ss[d - lead] {
+                m if m == n => sl.strides()[d - lead],
+                1 => 0,
+                // Not broadcastable: the op reports it.
+                _ => return false,
+            }
+        };
+        if n > 1 && s != dl.strides()[d] {
+            return true;
+        }
+    }
+    false
 }
 
 #[cfg(test)]

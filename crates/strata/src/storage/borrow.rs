@@ -23,6 +23,33 @@ struct State {
     /// futex condvar's `notify_all` is a system call even when nobody waits, which was a
     /// fifth of a small op's time).
     waiting: usize,
+    /// The fork generation (`kernel::pool::fork_generation`) these counts belong to.
+    generation: u64,
+}
+
+impl State {
+    /// In a `fork()`ed child, counts made before the fork name threads that do not exist
+    /// there: a borrow another thread held at the fork would block this storage for ever.
+    /// They are rebuilt from the one thread that survived (the forking one), whose own
+    /// borrows are in `HELD`. One atomic load when nothing forked.
+    fn refresh(&mut self, id: u64) {
+        let generation = crate::kernel::pool::fork_generation();
+        if self.generation == generation {
+            return;
+        }
+        self.generation = generation;
+        self.waiting = 0;
+        let (writer, readers) =
+            HELD.with(
+                |held| match held.borrow().iter().find(|(i, _, _)| *i == id) {
+                    Some(&(_, true, _)) => (true, 0),
+                    Some(&(_, false, n)) => (false, n),
+                    None => (false, 0),
+                },
+            );
+        self.writer = writer;
+        self.readers = readers;
+    }
 }
 
 /// The borrow state of one storage.
@@ -95,6 +122,7 @@ pub fn acquire(op: &'static str, wants: &[(&Storage, bool)]) -> Result<BorrowGua
         {
             let cell = s.borrow_cell();
             let mut st = cell.lock();
+            st.refresh(s.id());
             while st.writer || (w && st.readers > 0) {
                 st.waiting += 1;
                 st = cell.freed.wait(st).unwrap_or_else(|e| e.into_inner());
@@ -134,7 +162,11 @@ impl Drop for BorrowGuard {
             });
             let cell = s.borrow_cell();
             let mut st = cell.lock();
-            if w {
+            if st.generation != crate::kernel::pool::fork_generation() {
+                // First touch since a fork: the counts are rebuilt from `HELD`, which no
+                // longer lists this borrow (updated above), so it is released already.
+                st.refresh(s.id());
+            } else if w {
                 st.writer = false;
             } else {
                 st.readers -= 1;

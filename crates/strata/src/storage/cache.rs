@@ -164,6 +164,9 @@ static LIMIT_FROM_ENV: OnceLock<()> = OnceLock::new();
 /// The process's cache, its limit read from `STRATA_CACHE_LIMIT` on first use.
 fn cache() -> MutexGuard<'static, BlockCache> {
     LIMIT_FROM_ENV.get_or_init(|| {
+        // Before the lock is first taken: from then on a `fork()` waits for it (see
+        // `fork_prepare`).
+        crate::kernel::pool::register_fork_handlers();
         let limit = std::env::var("STRATA_CACHE_LIMIT")
             .ok()
             .and_then(|v| parse_bytes(&v))
@@ -177,6 +180,32 @@ fn lock() -> MutexGuard<'static, BlockCache> {
     // The table is consistent after every statement that changes it (a panic cannot
     // leave it half-updated), so a poisoned lock is still usable.
     CACHE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+// Note [cache lock at fork]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~
+// A `fork()` while another thread holds the cache's lock would leave it locked for ever
+// in the child, whose first large allocation would then hang. The atfork handlers (see
+// `kernel::pool`) take the lock before the fork and release it after it, in the parent
+// and in the child, so the child's copy is never held by a thread that does not exist.
+// The critical sections are a table update, so the fork waits at most that long.
+
+thread_local! {
+    /// The cache's lock, held by the forking thread across `fork()`.
+    static FORK_GUARD: std::cell::RefCell<Option<MutexGuard<'static, BlockCache>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// atfork `prepare`: takes the cache's lock (Note [cache lock at fork]).
+pub(crate) fn fork_prepare() {
+    // `try_with`: a fork during this thread's exit goes without (nothing to hold it in).
+    let _ = FORK_GUARD.try_with(|s| *s.borrow_mut() = Some(lock()));
+}
+
+/// atfork `parent` and `child`: releases the lock `fork_prepare` took.
+pub(crate) fn fork_release() {
+    // `try_with`: nothing to release if the slot is gone (a fork during thread exit).
+    let _ = FORK_GUARD.try_with(|s| s.borrow_mut().take());
 }
 
 /// Reads `"1073741824"`, `"512M"`, `"1G"`, `"64k"`: bytes with an optional binary suffix.

@@ -38,6 +38,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub use alloc::{Allocator, CpuAllocator, ALIGN};
 pub use borrow::BorrowGuard;
 pub use cache::{cache_stats, empty_cache, set_cache_limit, CacheStats};
+pub(crate) use cache::{fork_prepare, fork_release};
 pub use handle::{recv_tensor, send_tensor, SegmentInfo, ShmHandle, TensorMeta};
 pub use mmap::{FileMap, FileRegion, MapMode};
 pub use shm::{SegmentId, SharedSegment, ShmKind};
@@ -227,6 +228,9 @@ impl fmt::Debug for Storage {
 impl Storage {
     /// A storage over `backing`.
     pub fn from_backing(backing: Backing) -> Storage {
+        // Before any storage exists, so before any borrow can be held across a fork (see
+        // `borrow::State::refresh`).
+        crate::kernel::pool::register_fork_handlers();
         Storage(Arc::new(Inner {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             nbytes: backing.nbytes,

@@ -151,11 +151,32 @@ pub(crate) unsafe fn arg_fold<T: Summable, const MAX: bool>(
     out: ArgOut,
     parallel: bool,
 ) {
+    let rn = g.red.first().map_or(1, |d| d.n);
+    let total = count(&g.kept).saturating_mul(rn);
+    let (inp, out) = (Shared(inp), Shared(out));
+    // SAFETY: forwarded from the caller.
+    let go = |threads: usize| unsafe { arg_in::<T, MAX>(g, inp.get(), out.get(), threads) };
+    if parallel && total >= par_from(false, &[T::DTYPE]) {
+        crate::kernel::pool::parallel(go)
+    } else {
+        go(1)
+    }
+}
+
+/// [`arg_fold`] on up to `threads` threads (1: serially, without calling rayon).
+///
+/// # Safety
+/// As for [`arg_fold`].
+unsafe fn arg_in<T: Summable, const MAX: bool>(
+    g: &Geom,
+    inp: *const u8,
+    out: ArgOut,
+    threads: usize,
+) {
     debug_assert!(g.red.len() <= 1);
     let isz = size_of::<T>();
     let (rn, rs) = g.red.first().map_or((1, 0), |d| (d.n, d.si * isz as isize));
-    let total = count(&g.kept) * rn;
-    let par = parallel && rayon::current_num_threads() > 1 && total >= par_from(false, &[T::DTYPE]);
+    let par = threads > 1;
     let in0 = Shared(inp.wrapping_offset(g.in_off * isz as isize));
     let vals0 = Shared(
         out.vals
@@ -186,7 +207,6 @@ pub(crate) unsafe fn arg_fold<T: Summable, const MAX: bool>(
                 od.step();
             }
         };
-        let threads = rayon::current_num_threads();
         if par && nout >= 2 * threads {
             let per = nout.div_ceil(threads * 8);
             (0..nout.div_ceil(per))

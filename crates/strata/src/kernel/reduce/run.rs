@@ -79,15 +79,23 @@ impl KeptStrides {
 /// elements must be distinct (a fresh contiguous tensor). `n` is only passed to `finish`.
 pub(crate) unsafe fn fold<O: ReduceOp>(op: &O, g: &Geom, p: Ptrs, n: usize, parallel: bool) {
     let total = count(&g.kept).saturating_mul(count(&g.red));
-    let par =
-        parallel && rayon::current_num_threads() > 1 && total >= par_from(false, &[O::In::DTYPE]);
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        if g.horizontal() {
-            horizontal(op, g, p, n, par);
-        } else {
-            super::vertical::vertical(op, g, p, n, par);
+    let ptrs = Shared(p);
+    let go = |threads: usize| {
+        // With one thread (`par` false) neither driver calls rayon (see `kernel::pool`).
+        let (p, par) = (ptrs.get(), threads > 1);
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            if g.horizontal() {
+                horizontal(op, g, p, n, par);
+            } else {
+                super::vertical::vertical(op, g, p, n, par);
+            }
         }
+    };
+    if parallel && total >= par_from(false, &[O::In::DTYPE]) {
+        crate::kernel::pool::parallel(go)
+    } else {
+        go(1)
     }
 }
 
@@ -133,7 +141,11 @@ unsafe fn horizontal<O: ReduceOp>(op: &O, g: &Geom, p: Ptrs, n: usize, par: bool
             od.step();
         }
     };
-    let threads = rayon::current_num_threads();
+    let threads = if par {
+        crate::kernel::pool::threads()
+    } else {
+        1
+    };
     if par && nout >= 2 * threads {
         let per = nout.div_ceil(threads * 8).max(1);
         let chunks = nout.div_ceil(per);

@@ -42,6 +42,28 @@ pub(crate) unsafe fn scan<T: Summable, const PROD: bool>(
     out: *mut u8,
     parallel: bool,
 ) {
+    let rn = g.red.first().map_or(1, |d| d.n);
+    let total = count(&g.kept).saturating_mul(rn);
+    let (inp, out) = (Shared(inp), Shared(out));
+    // SAFETY: forwarded from the caller.
+    let go = |threads: usize| unsafe { scan_in::<T, PROD>(g, inp.get(), out.get(), threads) };
+    if parallel && total >= par_from(false, &[T::DTYPE]) {
+        crate::kernel::pool::parallel(go)
+    } else {
+        go(1)
+    }
+}
+
+/// [`scan`] on up to `threads` threads (1: serially, without calling rayon).
+///
+/// # Safety
+/// As for [`scan`].
+unsafe fn scan_in<T: Summable, const PROD: bool>(
+    g: &Geom,
+    inp: *const u8,
+    out: *mut u8,
+    threads: usize,
+) {
     let isz = size_of::<T>();
     let osz = size_of::<T::Out>();
     let (rn, rsi, rso) = g.red.first().map_or((1, 0, 0), |d| {
@@ -52,9 +74,7 @@ pub(crate) unsafe fn scan<T: Summable, const PROD: bool>(
     } else {
         T::ScanAcc::ZERO
     };
-    let total = count(&g.kept) * rn;
-    let threads = rayon::current_num_threads();
-    let par = parallel && threads > 1 && total >= par_from(false, &[T::DTYPE]);
+    let par = threads > 1;
     let in0 = Shared(inp.wrapping_offset(g.in_off * isz as isize));
     let out0 = Shared(out.wrapping_offset(g.out_off * osz as isize));
     if g.horizontal() {

@@ -39,7 +39,11 @@ unsafe fn narrow_stream<O: ReduceOp>(op: &O, g: &Geom, p: Ptrs, n: usize, par: b
     let in0 = Shared(p.inp.wrapping_offset(g.in_off * isz as isize));
     let out0 = Shared(p.out.wrapping_offset(g.out_off * osz as isize));
     let aux0 = Shared(p.aux.map(|a| a.wrapping_offset(g.out_off)));
-    let threads = rayon::current_num_threads();
+    let threads = if par {
+        crate::kernel::pool::threads()
+    } else {
+        1
+    };
     let outer_par = par && pouter >= 2 * threads;
     let one = |po: usize, inner_par: bool| {
         let (in0, out0, aux0) = (in0.get(), out0.get(), aux0.get());
@@ -108,7 +112,11 @@ pub(super) unsafe fn vertical<O: ReduceOp>(op: &O, g: &Geom, p: Ptrs, n: usize, 
         r: count(&g.red),
         leaf: if O::PAIRWISE { VLEAF } else { VLEAF_EXACT },
     };
-    let threads = if par { rayon::current_num_threads() } else { 1 };
+    let threads = if par {
+        crate::kernel::pool::threads()
+    } else {
+        1
+    };
     // Column block: fits L1, and gives every thread several jobs when possible. The
     // block size does not change any output's association tree.
     let mut b = (VBLOCK_BYTES / size_of::<O::Acc>().max(1)).clamp(64, nv.max(64));
@@ -476,7 +484,11 @@ unsafe fn narrow_rows<O: ReduceOp>(op: &O, g: &Geom, p: Ptrs, n: usize, par: boo
     let in0 = Shared(p.inp.wrapping_offset(g.in_off * isz as isize));
     let out0 = Shared(p.out.wrapping_offset(g.out_off * osz as isize));
     let aux0 = Shared(p.aux.map(|a| a.wrapping_offset(g.out_off)));
-    let threads = rayon::current_num_threads();
+    let threads = if par {
+        crate::kernel::pool::threads()
+    } else {
+        1
+    };
     let outer_par = par && pouter >= 2 * threads;
     let one = |po: usize, inner_par: bool| {
         let (in0, out0, aux0) = (in0.get(), out0.get(), aux0.get());
