@@ -118,8 +118,52 @@ pub fn new_view<'py>(py: Python<'py>, src: &Tensor, op: ViewOp<'_>) -> PyResult<
 
 /// Nested lists of a tensor's values.
 pub fn to_list(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
+    check_list_size(t.shape())?;
     let flat = elements(py, t)?;
     nest(py, t.shape(), &flat)
+}
+
+/// Refuses a `tolist()` whose Python objects could not fit in this machine's memory,
+/// before building any: a `(2**20, 2**20, 0)` tensor has no elements but would make 2^40
+/// empty lists. Counted: one list per index of each dim but the last (its slots included)
+/// and one object per element, at CPython's smallest sizes (a list 56 bytes + 8 per slot,
+/// a float 24); over the physical memory is a `ResourceError` naming the counts.
+fn check_list_size(shape: &[usize]) -> PyResult<()> {
+    const LIST: u128 = 56;
+    const SLOT: u128 = 8;
+    const ELEMENT: u128 = 24;
+    let mut lists: u128 = 0;
+    let mut slots: u128 = 0;
+    let mut at_depth: u128 = 1; // lists at this depth
+    for &n in shape {
+        lists = lists.saturating_add(at_depth);
+        at_depth = at_depth.saturating_mul(n as u128);
+        slots = slots.saturating_add(at_depth);
+        if at_depth == 0 {
+            break;
+        }
+    }
+    // `at_depth` ends as the element count (0 when a dim is 0).
+    let elements = if shape.is_empty() { 1 } else { at_depth };
+    let bytes = lists
+        .saturating_mul(LIST)
+        .saturating_add(slots.saturating_mul(SLOT))
+        .saturating_add(elements.saturating_mul(ELEMENT));
+    let Some(limit) = strata::storage::physical_memory() else {
+        return Ok(());
+    };
+    if bytes > limit as u128 {
+        return Err(err(
+            ErrorKind::Resource,
+            "tolist",
+            format!(
+                "out of memory: the lists of shape {shape:?} are {lists} lists of \
+                 {elements} elements in all, at least {bytes} bytes of Python objects, \
+                 more than this machine's {limit} bytes"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A tensor argument, or a number / nested list turned into one.

@@ -1,9 +1,9 @@
 //! Tensor files: `.npy` (every version, dtype, order, byte order, mmap mode),
 //! safetensors, `from_file`, and malformed inputs (which must error, never panic).
 
+mod common;
+
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use proptest::prelude::*;
 use strata::interop::npy::{self, parse_header, save_npy_version, NpyLoadOptions};
@@ -14,19 +14,10 @@ use strata::interop::{
 use strata::storage::{MapMode, Owner};
 use strata::{DType, ErrorKind, Tensor};
 
-/// A fresh path in the temp dir (removed when the guard drops).
-struct TmpPath(PathBuf);
-
-impl Drop for TmpPath {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
+use common::{tmp_path, TmpPath};
 
 fn tmp(ext: &str) -> TmpPath {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let n = N.fetch_add(1, Ordering::Relaxed);
-    TmpPath(std::env::temp_dir().join(format!("strata-files-{}-{n}.{ext}", std::process::id())))
+    tmp_path("files", ext)
 }
 
 /// A tensor of `dtype` and `shape` with varied values (bools alternate, floats have

@@ -3,11 +3,12 @@
 //! memory is refused), handles of file regions are checked like any other handle, and a
 //! safetensors file keeps reading the file it opened after the path is replaced.
 
+mod common;
+
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use strata::interop::{load_npy, save_npy, save_safetensors, NpyLoadOptions, SafetensorsFile};
 use strata::storage::handle::{decode, encode};
@@ -17,21 +18,10 @@ use strata::storage::{
 };
 use strata::{DType, ErrorKind, Layout, Storage, Tensor};
 
-struct TmpPath(PathBuf);
-
-impl Drop for TmpPath {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
+use common::{tmp_path, TmpPath};
 
 fn tmp(ext: &str) -> TmpPath {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let n = N.fetch_add(1, Ordering::Relaxed);
-    TmpPath(std::env::temp_dir().join(format!(
-        "strata-hostile-sharing-{}-{n}.{ext}",
-        std::process::id()
-    )))
+    tmp_path("hostile-sharing", ext)
 }
 
 fn f32_file(n: usize) -> (TmpPath, Vec<u8>) {

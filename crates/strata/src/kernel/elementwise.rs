@@ -8,7 +8,7 @@
 //! stride-0 fast path the compiler vectorises, then the general strided one).
 
 use super::engine::{par_from, Loop, GRAIN};
-use super::plan::{borrow_for_write, stage_if_overlapping};
+use super::plan::{borrow_for, borrow_for_write, stage_if_overlapping};
 use crate::dtype::Element;
 use crate::error::{list, Error, Result};
 use crate::layout::Layout;
@@ -109,19 +109,6 @@ fn flat_disjoint(o: *mut u8, n: usize, oi: usize, x: *mut u8, xn: usize, xi: usi
     // Inside their storages (L4): the ends cannot overflow.
     let (oe, xe) = (o + n * oi, x + xn * xi);
     oe <= x || xe <= o || (o == x && oi == xi && n == xn)
-}
-
-/// Borrows `out` exclusively and `inputs` shared, without bumping the version yet (the
-/// flat path may still give up, and the general path then borrows again).
-fn borrow_flat<const M: usize>(
-    op: &'static str,
-    out: &Tensor,
-    inputs: [&Tensor; M],
-) -> Result<crate::storage::borrow::BorrowGuard> {
-    let mut wants: smallvec::SmallVec<[(&crate::Storage, bool); 4]> = smallvec::SmallVec::new();
-    wants.push((out.storage(), true));
-    wants.extend(inputs.iter().map(|t| (t.storage(), false)));
-    crate::storage::borrow::acquire(op, &wants)
 }
 
 /// Whether op `op` computes a transcendental function (nanoseconds per element, so worth
@@ -310,7 +297,7 @@ where
 {
     if let Some((n, [false])) = flat(out, O::DTYPE, [(a, A::DTYPE)]) {
         out.check_write(op)?;
-        let g = borrow_flat(op, out, [a])?;
+        let g = borrow_for(op, out, [a])?;
         // Pointers are read under the borrows (S3).
         let (o, x) = (first(out), first(a));
         if flat_disjoint(o, n, size_of::<O>(), x, n, size_of::<A>()) {
@@ -377,7 +364,7 @@ where
         flat(out, O::DTYPE, [(a, A::DTYPE), (b, B::DTYPE)])
     {
         out.check_write(op)?;
-        let g = borrow_flat(op, out, [a, b])?;
+        let g = borrow_for(op, out, [a, b])?;
         // Pointers are read under the borrows (S3).
         let (o, x, y) = (first(out), first(a), first(b));
         let len = |one: bool| if one { 1 } else { n };

@@ -237,12 +237,22 @@ pub(crate) fn borrow_for_write<const M: usize>(
     out: &Tensor,
     inputs: [&Tensor; M],
 ) -> Result<crate::storage::borrow::BorrowGuard> {
+    let g = borrow_for(op, out, inputs)?;
+    out.storage().bump_version();
+    Ok(g)
+}
+
+/// [`borrow_for_write`] without the version bump, for a path that may still give up
+/// before writing (the elementwise flat path; the general path then borrows again).
+pub(crate) fn borrow_for<const M: usize>(
+    op: &'static str,
+    out: &Tensor,
+    inputs: [&Tensor; M],
+) -> Result<crate::storage::borrow::BorrowGuard> {
     let mut wants: smallvec::SmallVec<[(&crate::Storage, bool); 4]> = smallvec::SmallVec::new();
     wants.push((out.storage(), true));
     wants.extend(inputs.iter().map(|t| (t.storage(), false)));
-    let g = crate::storage::borrow::acquire(op, &wants)?;
-    out.storage().bump_version();
-    Ok(g)
+    crate::storage::borrow::acquire(op, &wants)
 }
 
 /// `src` itself when reading it while writing `dst` is safe (different memory, or the

@@ -220,3 +220,23 @@ pub(crate) fn dangling() -> NonNull<u8> {
     // ALIGN is non-zero, so this is a non-null address; it is never read or written.
     NonNull::new(std::ptr::without_provenance_mut(ALIGN)).unwrap_or(NonNull::dangling())
 }
+
+/// Bytes of physical memory on this machine (`sysconf`), or `None` where it cannot be
+/// told. For sizing what user input would make the process build (e.g. the Python
+/// objects of `tolist()`), never for correctness.
+pub fn physical_memory() -> Option<usize> {
+    #[cfg(unix)]
+    {
+        // SAFETY: `sysconf` only reads system configuration; it takes no pointers.
+        let (pages, page) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
+        if pages > 0 && page > 0 {
+            return (pages as usize).checked_mul(page as usize);
+        }
+    }
+    None
+}

@@ -35,7 +35,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-pub use alloc::{Allocator, CpuAllocator, ALIGN};
+pub use alloc::{physical_memory, Allocator, CpuAllocator, ALIGN};
 pub use borrow::BorrowGuard;
 pub use cache::{cache_stats, empty_cache, set_cache_limit, CacheStats};
 pub(crate) use cache::{fork_prepare, fork_release};
