@@ -7,7 +7,7 @@
 //! the only per-element code and the compiler can vectorise its contiguous and stride-0
 //! cases.
 //!
-//! Simplification (DESIGN §4): size-1 dims are dropped, dims whose strides are ≤ 0 for
+//! Simplification: size-1 dims are dropped, dims whose strides are ≤ 0 for
 //! every operand are flipped to positive, dims are sorted by the output's stride (then the
 //! inputs'), and dims that are contiguous for every operand are coalesced. When an input's
 //! fastest dim is not the output's (transposes, permutes, `a + b.T`), the two dims are

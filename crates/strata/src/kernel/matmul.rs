@@ -5,7 +5,8 @@
 //! Floating-point products go through the `gemm` crate, which takes arbitrary signed row and
 //! column strides: the operands' own element strides are passed as they are, so transposed
 //! (`a.t()`), flipped (negative strides), stepped (`a[::2]`) and broadcast (stride-0)
-//! operands are read in place, never copied to a contiguous buffer first (DESIGN §4).
+//! operands are read in place, never copied to a contiguous buffer first (the engine's
+//! rule, `kernel/engine.rs`).
 //! `bfloat16` is computed in `float32` (as PyTorch accumulates it) and rounded back, and so
 //! are `float16` matrix·vector shapes (where `gemm` would accumulate in `float16`).
 //! Integer products use a plain strided kernel with wrapping arithmetic. As in PyTorch,

@@ -1,4 +1,4 @@
-//! The strided kernel engine (DESIGN §4) and the ops built on it.
+//! The strided kernel engine (`engine.rs`) and the ops built on it.
 //!
 //! [`engine`] plans and runs `N`-operand loops; the op modules supply typed inner kernels.
 

@@ -1,6 +1,6 @@
 //! Reduction geometry: the input's dims split into kept and reduced ones, simplified the
-//! way the engine simplifies a loop (DESIGN §4: drop size-1 dims, flip negative strides,
-//! sort by stride, coalesce), plus an odometer over a set of dims.
+//! way the engine simplifies a loop (`kernel/engine.rs`: drop size-1 dims, flip negative
+//! strides, sort by stride, coalesce), plus an odometer over a set of dims.
 
 use smallvec::SmallVec;
 
