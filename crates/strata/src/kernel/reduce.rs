@@ -7,9 +7,9 @@
 //! int64; `f16`/`bf16` accumulate in `f32` and keep their dtype.
 //!
 //! How: the input's dims are split into kept and reduced ones and simplified like an
-//! engine loop (the simplification of `kernel/engine.rs`) ([`geom`]); then either each output element folds runs along the
-//! fastest input dim with several accumulators and pairwise combination (as accurate as
-//! NumPy's pairwise sum), or, when the fastest dim is kept, a block of outputs is folded
+//! engine loop (`kernel/engine.rs`; [`geom`]); then either each output element folds runs
+//! along the fastest input dim with several accumulators and pairwise combination (as
+//! accurate as NumPy's pairwise sum), or, when the fastest dim is kept, a block of outputs is folded
 //! row by row while the input streams ([`run`]). Work is split across rayon threads by
 //! output blocks, or by fixed subtrees of one fold, so results never depend on the number
 //! of threads. Outputs are fresh contiguous tensors.
