@@ -75,6 +75,21 @@ def work(seed=0):
     big.add_(2)
     close(big.sum(), 900_000.0)
     return checks
+
+def in_fork(fn):
+    """Runs fn() in a fork()ed child and asserts that it passed (exit 0; on an exception
+    the child prints the traceback and exits 3). The child prints with flush=True: it
+    leaves through os._exit, which does not flush."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            fn()
+            os._exit(0)
+        except BaseException:
+            import traceback; traceback.print_exc()
+            os._exit(3)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, status
 """
 
 
@@ -87,17 +102,7 @@ def test_os_fork_child_runs_large_ops_after_the_pool_started():
     out = run(
         r"""
 start_pool()
-pid = os.fork()
-if pid == 0:
-    try:
-        n = work(1)
-        print("child checks", n, flush=True)
-        os._exit(0)
-    except BaseException as e:
-        import traceback; traceback.print_exc()
-        os._exit(3)
-_, status = os.waitpid(pid, 0)
-assert os.waitstatus_to_exitcode(status) == 0, status
+in_fork(lambda: print("child checks", work(1), flush=True))
 # The parent's pool still works after the fork.
 print("parent checks", work(2))
 """
@@ -112,25 +117,10 @@ def test_grandchild_of_a_fork_gets_its_own_pool():
     out = run(
         r"""
 start_pool()
-pid = os.fork()
-if pid == 0:
-    try:
-        work(1)
-        pid2 = os.fork()
-        if pid2 == 0:
-            try:
-                print("grandchild checks", work(3), flush=True)
-                os._exit(0)
-            except BaseException:
-                import traceback; traceback.print_exc()
-                os._exit(3)
-        _, status = os.waitpid(pid2, 0)
-        os._exit(os.waitstatus_to_exitcode(status))
-    except BaseException:
-        import traceback; traceback.print_exc()
-        os._exit(4)
-_, status = os.waitpid(pid, 0)
-assert os.waitstatus_to_exitcode(status) == 0, status
+def child():
+    work(1)
+    in_fork(lambda: print("grandchild checks", work(3), flush=True))
+in_fork(child)
 """
     )
     assert "grandchild checks 17" in out
@@ -185,16 +175,7 @@ def test_fork_before_any_parallel_op_and_with_only_small_ops():
         r"""
 s = st.from_numpy(S)
 float(s.sum()); s.cumsum(0)
-pid = os.fork()
-if pid == 0:
-    try:
-        print("child checks", work(5), flush=True)
-        os._exit(0)
-    except BaseException:
-        import traceback; traceback.print_exc()
-        os._exit(3)
-_, status = os.waitpid(pid, 0)
-assert os.waitstatus_to_exitcode(status) == 0, status
+in_fork(lambda: print("child checks", work(5), flush=True))
 """
     )
     assert "child checks 17" in out
@@ -221,23 +202,16 @@ threads = [threading.Thread(target=busy) for _ in range(2)]
 for t in threads:
     t.start()
 try:
+    def child():
+        x = st.ones(1 << 20)           # 4 MiB: a block cache allocation
+        assert float((x * 2).sum()) == 2 * (1 << 20)
+        X.add_(0.0)                    # waited for ever on a stale borrow before the fix
+        assert np.allclose(np.asarray(X), A)
+        a, b = st.from_numpy(A), st.from_numpy(B)
+        assert np.allclose(np.asarray(a @ b), A @ B, rtol=1e-3, atol=1e-3)
+        assert np.allclose(np.asarray(a.cumsum(0)), np.cumsum(A, 0), atol=1e-2)
     for k in range(3):
-        pid = os.fork()
-        if pid == 0:
-            try:
-                x = st.ones(1 << 20)           # 4 MiB: a block cache allocation
-                assert float((x * 2).sum()) == 2 * (1 << 20)
-                X.add_(0.0)                    # waits for ever on a stale borrow
-                assert np.allclose(np.asarray(X), A)
-                a, b = st.from_numpy(A), st.from_numpy(B)
-                assert np.allclose(np.asarray(a @ b), A @ B, rtol=1e-3, atol=1e-3)
-                assert np.allclose(np.asarray(a.cumsum(0)), np.cumsum(A, 0), atol=1e-2)
-                os._exit(0)
-            except BaseException:
-                import traceback; traceback.print_exc()
-                os._exit(3)
-        _, status = os.waitpid(pid, 0)
-        assert os.waitstatus_to_exitcode(status) == 0, (k, status)
+        in_fork(child)
 finally:
     stop.set()
     for t in threads:
