@@ -76,10 +76,10 @@ def work(seed=0):
     close(big.sum(), 900_000.0)
     return checks
 
+# Runs fn() in a fork()ed child and asserts that it passed (exit 0; on an exception the
+# child prints the traceback and exits 3). The child prints with flush=True: it leaves
+# through os._exit, which does not flush.
 def in_fork(fn):
-    """Runs fn() in a fork()ed child and asserts that it passed (exit 0; on an exception
-    the child prints the traceback and exits 3). The child prints with flush=True: it
-    leaves through os._exit, which does not flush."""
     pid = os.fork()
     if pid == 0:
         try:
