@@ -3,7 +3,7 @@
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PySequence, PyTuple};
-use smallvec::SmallVec;
+use strata::layout::DimVec;
 use strata::{with_dtype, DType, Element, ErrorKind, Scalar, Tensor};
 
 use crate::errors::{err, IntoPy};
@@ -71,8 +71,9 @@ pub fn numpy_kind_error(op: &'static str, obj: &Bound<'_, PyAny>) -> Option<PyEr
     ))
 }
 
-/// Integer arguments kept inline (no heap allocation up to 8 of them).
-pub type Ints = SmallVec<[i64; 8]>;
+/// Integer arguments (dims, sizes), the core's small-vector type for dims: inline, without
+/// a heap allocation, up to [`INLINE_DIMS`](strata::layout::dims::INLINE_DIMS) of them.
+pub type Ints = DimVec<i64>;
 
 /// Shape arguments given as `f(2, 3)` or `f((2, 3))` / `f([2, 3])`.
 pub fn shape_args(args: &Bound<'_, PyTuple>) -> PyResult<Vec<i64>> {
@@ -101,8 +102,9 @@ pub fn int_args(args: &Bound<'_, PyTuple>, out: &mut Ints) -> PyResult<()> {
 
 /// The value of an exact `int` (checked by the caller). pyo3's `extract` asks for the
 /// pending error whenever the value is -1 (the C API's error sentinel), which takes and
-/// normalizes the error state: a third of `t.view(-1)`'s own time. An int cannot fail
-/// the conversion but by overflow, which `extract` then reports with its usual error.
+/// normalizes the error state, a large part of a cheap call like `t.view(-1)`. An int
+/// cannot fail the conversion but by overflow, which `extract` then reports with its usual
+/// error.
 #[inline]
 pub fn exact_int(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
     let mut overflow = 0;

@@ -33,8 +33,12 @@ pub use dtype::{DType, DTypeKind, Element};
 pub use error::{try_vec, Error, ErrorKind, Result};
 pub use layout::Layout;
 pub use storage::{Allocator, CpuAllocator, Device, Storage};
+/// The binding's in-place view path ([`Tensor::view_in_place`]); not the public way to make
+/// a view.
+#[doc(hidden)]
+pub use tensor::ViewOp;
 pub use tensor::{
-    Ellipsis, Generator, NewAxis, ReadGuard, Scalar, Tensor, TensorIndex, ViewOp, WriteGuard,
+    Ellipsis, Generator, NewAxis, ReadGuard, Scalar, Tensor, TensorIndex, WriteGuard,
 };
 
 #[doc(hidden)]

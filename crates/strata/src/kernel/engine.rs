@@ -14,25 +14,24 @@
 //! iterated in cache tiles so both sides stream from cache.
 
 use rayon::prelude::*;
-use smallvec::SmallVec;
 
-use crate::layout::Layout;
+use crate::layout::{DimVec, Layout};
 
 /// Elements below which an op runs on one thread (PyTorch's grain size): for kernels that
 /// spend nanoseconds per element (transcendental math, small matmuls).
 pub const GRAIN: usize = 32768;
 
 /// Elements below which a memory-bound kernel (copy, cast, arithmetic, comparison, sum)
-/// runs on one thread. Handing work to rayon's sleeping workers and waiting for them cost
-/// about 25 µs on the 2-core machine of the README's tables, as long as adding two f32
-/// vectors of ~250K elements on one thread; at 64K elements, two threads took 34 µs where
-/// one took 9 (PyTorch's 32768 assumes OpenMP threads that spin).
+/// runs on one thread. Handing work to rayon's sleeping workers and waiting for them costs
+/// about as long as one thread takes to add two f32 vectors of this length, so a smaller
+/// op is slower on two threads than on one (PyTorch's 32768 assumes OpenMP threads that
+/// spin). The measurements are in the tuning notes of `benches/engine.rs`.
 pub const PAR_MIN: usize = 1 << 18;
 
 /// Elements from which a kernel is split across threads: [`GRAIN`] when it spends
 /// nanoseconds per element, because it is `math` (transcendental functions) or has an
-/// operand in f16/bf16 (converted element by element through f32: a 64K-element f16
-/// multiply takes ~330 µs on one thread), else [`PAR_MIN`].
+/// operand in f16/bf16 (converted element by element through f32, so even a multiply
+/// costs as much per element as math), else [`PAR_MIN`].
 pub(crate) fn par_from(math: bool, dtypes: &[crate::DType]) -> usize {
     if math
         || dtypes
@@ -45,11 +44,10 @@ pub(crate) fn par_from(math: bool, dtypes: &[crate::DType]) -> usize {
     }
 }
 
-/// Width of a cache tile along the innermost dim, in output bytes (eight cache lines).
-/// Measured on 8192² f32 transposes, 1 thread, on a Xeon with AVX-512 (48 KiB L1d, 2 MiB
-/// L2): 512 bytes × 256 rows took ~104 ms against ~230 for one line (64 bytes) × 256, and
-/// 64⁴ f64 permute(3,2,1,0) 51-57 ms against 80; 256 and 1024 bytes were between. (On
-/// the AVX2 host where this was first tuned, 256 × one line had beaten 64 × 64 by 2×.)
+/// Width of a cache tile along the innermost dim, in output bytes (eight cache lines):
+/// each tile row is then a run the prefetchers follow, while a tile of [`TILE_ROWS`] rows
+/// still fits in L2. Chosen on large transposes and 4-d permutes against narrower (one
+/// line) and wider tiles; the measurements are in the tuning notes of `benches/engine.rs`.
 const TILE_BYTES: usize = 512;
 /// Length of a cache tile along the tiled dim, in elements.
 const TILE_ROWS: usize = 256;
@@ -76,12 +74,11 @@ const STAGED_ROWS: usize = 256;
 // over the tile's rows. The output and the other inputs are read and written along those
 // rows, so a tile must be wide enough for each row to be a prefetchable stream of its
 // own, and its staged part must stay in L2 until the kernel reads it: 2 KiB × 256 rows
-// (512 KiB of f32 scratch). Measured on 8192² f32, 1 thread, Xeon with AVX-512, against
-// a same-run a + b of ~48 ms: 512 B × 256 rows ~150-190 ms; 2 KiB × 256 ~108 ms; 2 KiB
-// or 4 KiB × 512 ~104-110 ms; 16 whole rows ~150 ms (the staging then reads one line
-// from each of 8192 rows). The staging copy itself walks its input a band of two
-// line-wide blocks at a time (`x86::wide`), which took 512 × 512 tiles from ~184 to
-// ~108 ms.
+// (512 KiB of f32 scratch). Narrower tiles, and tiles of a few whole rows (the staging
+// then reads one line from each of thousands of rows), measured clearly slower; longer
+// ones no faster. The staging copy itself walks its input a band of two line-wide blocks
+// at a time (`x86::wide`), so that it too reads whole lines. The measurements are in the
+// tuning notes of `benches/engine.rs`.
 // Note [streaming tiles]
 // ~~~~~~~~~~~~~~~~~~~~~~
 // A transposing copy moves whole cache lines on both sides only when its register blocks
@@ -90,13 +87,13 @@ const STAGED_ROWS: usize = 256;
 // them into cache first: the tile stores them non-temporally. Once nothing needs the
 // tile to stay in cache, the best tile is the one that keeps the input streaming: few
 // input rows at a time (the hardware prefetchers follow a few dozen streams), each read
-// a long way. Measured on an 8192² f32 transpose, 1 thread, Xeon with AVX-512 (same-run
-// single memcpy ~20.5 ms): 32 output elements × 1024 rows, streamed, ~26 ms; 64 × 1024
-// ~48 ms; 128 × 256 (the cached tile) ~72 ms streamed and 83-137 ms not; 16-byte SSE
-// blocks streamed ~45 ms (a line is then written in four pieces).
+// a long way: two output lines × 1024 rows came closest to a plain memcpy on a large
+// transpose; wider tiles, the cached tile, and 16-byte SSE blocks (a line then written
+// in four pieces) were slower. The measurements are in the tuning notes of
+// `benches/engine.rs`.
 
-type Dims = SmallVec<[usize; 6]>;
-type Bytes = SmallVec<[isize; 6]>;
+type Dims = DimVec<usize>;
+type Bytes = DimVec<isize>;
 
 /// `N` raw pointers that may cross to rayon workers.
 #[derive(Clone, Copy)]
@@ -185,7 +182,7 @@ impl<const N: usize> Loop<N> {
             return;
         }
         // Drop size-1 dims.
-        let keep: SmallVec<[usize; 6]> = (0..self.shape.len())
+        let keep: Dims = (0..self.shape.len())
             .filter(|&d| self.shape[d] != 1)
             .collect();
         self.shape = keep.iter().map(|&d| self.shape[d]).collect();
@@ -219,7 +216,7 @@ impl<const N: usize> Loop<N> {
             std::cmp::Ordering::Equal
         };
         // `fast` lists dims fastest first.
-        let mut fast: SmallVec<[usize; 6]> = (0..nd).rev().collect();
+        let mut fast: Dims = (0..nd).rev().collect();
         for i in 1..nd {
             let mut d1 = i;
             for d0 in (0..i).rev() {
@@ -233,7 +230,7 @@ impl<const N: usize> Loop<N> {
                 }
             }
         }
-        let order: SmallVec<[usize; 6]> = fast.into_iter().rev().collect();
+        let order: Dims = fast.iter().rev().copied().collect();
         self.shape = order.iter().map(|&d| self.shape[d]).collect();
         for s in &mut self.strides {
             *s = order.iter().map(|&d| s[d]).collect();
@@ -380,7 +377,7 @@ impl<const N: usize> Loop<N> {
             return;
         }
         let do_range = |lo: usize, hi: usize| {
-            let mut idx: Dims = SmallVec::from_elem(0, nd - 1);
+            let mut idx: Dims = DimVec::from_elem(0, nd - 1);
             let mut rem = lo;
             for d in (0..nd - 1).rev() {
                 idx[d] = rem % self.shape[d];
@@ -449,7 +446,7 @@ impl<const N: usize> Loop<N> {
         let inner_strides: [isize; N] = std::array::from_fn(|k| self.strides[k][last]);
         let t_strides: [isize; N] = std::array::from_fn(|k| self.strides[k][td]);
         // Outer dims are all but `td` and `last`.
-        let outer: SmallVec<[usize; 6]> = (0..last).filter(|&d| d != td).collect();
+        let outer: Dims = (0..last).filter(|&d| d != td).collect();
         let outer_count = outer
             .iter()
             .try_fold(1usize, |a, &d| a.checked_mul(self.shape[d]))
@@ -476,7 +473,7 @@ impl<const N: usize> Loop<N> {
         // A tiled dim shorter than the tile widens the tile along the run to keep its
         // area, up to runs that `stage_tile` can still stage for any element size; an
         // output row of at most SHORT_ROW bytes is taken whole, so the output is written
-        // front to back (NCHW ↔ NHWC with 64 channels: ~1.5-2× memcpy, was ~2.7×).
+        // front to back (what makes NCHW ↔ NHWC with few channels close to a memcpy).
         let tile_l = if nl * out_step <= SHORT_ROW {
             nl
         } else if nt < tile_t {

@@ -1,11 +1,9 @@
 //! Planning an op: result dtype (PyTorch's promotion), output layout (following the
 //! inputs), and overlap handling between inputs and the written tensor.
 
-use smallvec::SmallVec;
-
 use crate::dtype::{DType, DTypeKind};
 use crate::error::{Error, Result};
-use crate::layout::{Layout, Shape, Strides};
+use crate::layout::{DimVec, Layout, Shape, Strides};
 use crate::tensor::{Scalar, Tensor};
 
 /// An operand of an elementwise op: a tensor, or a dtype-less scalar (weak, like a Python
@@ -142,8 +140,8 @@ pub fn kind_of(dt: DType) -> DTypeKind {
 pub fn output_layout(shape: &[usize], inputs: &[&Layout]) -> Result<Layout> {
     let nd = shape.len();
     // Dim order, slowest first, from the inputs' |strides| (stride-0 dims do not vote).
-    let mut order: SmallVec<[usize; 6]> = (0..nd).collect();
-    let key = |d: usize| -> SmallVec<[usize; 4]> {
+    let mut order: DimVec<usize> = (0..nd).collect();
+    let key = |d: usize| -> DimVec<usize> {
         inputs
             .iter()
             .map(|l| {

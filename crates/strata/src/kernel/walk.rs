@@ -1,6 +1,6 @@
 //! An odometer over the elements of a shape, yielding storage indices for N operands.
 
-use smallvec::SmallVec;
+use crate::layout::DimVec;
 
 /// Calls `f` once per element of `shape`, in row-major order, with the storage element
 /// index of that element in each of the `N` operands (`offsets[k] + Σ i·strides[k]`).
@@ -22,7 +22,7 @@ pub(crate) fn walk<const N: usize>(
     }
     let inner = shape[nd - 1];
     let inner_strides: [isize; N] = std::array::from_fn(|k| strides[k][nd - 1]);
-    let mut counter: SmallVec<[usize; 6]> = SmallVec::from_elem(0, nd - 1);
+    let mut counter: DimVec<usize> = DimVec::from_elem(0, nd - 1);
     let mut base: [isize; N] = std::array::from_fn(|k| offsets[k] as isize);
     loop {
         let mut pos = base;

@@ -1,7 +1,7 @@
 //! Pure view metadata: shape, signed strides and offset, in elements.
 //!
 //! Nothing here touches tensor data or allocates it; every function returns new metadata,
-//! a flag, or an error. The view ops themselves live in [`view`]; broadcasting in
+//! a flag, or an error. The view ops themselves live in [`view_metadata`]; broadcasting in
 //! [`broadcast`]; memory-overlap tests in [`overlap`].
 //!
 //! # Invariants
@@ -28,9 +28,7 @@
 pub mod broadcast;
 pub mod dims;
 pub mod overlap;
-pub mod view;
-
-use smallvec::SmallVec;
+pub mod view_metadata;
 
 use crate::error::{list, Error, Result};
 
@@ -365,7 +363,7 @@ impl Layout {
         if self.ndim() == 1 {
             return self.shape[0] < 2 || self.strides[0] == 1;
         }
-        let mut perm: SmallVec<[usize; 6]> = (0..self.ndim()).collect();
+        let mut perm: DimVec<usize> = (0..self.ndim()).collect();
         // Size-0/1 dims go last; the rest by increasing stride.
         perm.sort_by(|&a, &b| {
             let (na, nb) = (self.shape[a], self.shape[b]);

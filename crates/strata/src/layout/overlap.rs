@@ -1,8 +1,6 @@
 //! Memory-overlap tests on layouts (no data access).
 
-use smallvec::SmallVec;
-
-use super::Layout;
+use super::{DimVec, Layout};
 
 /// Whether two elements of one view can share a storage element.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +24,7 @@ impl Layout {
         if self.numel() == 0 {
             return Overlap::No;
         }
-        let mut dims: SmallVec<[(usize, usize); 6]> = SmallVec::new();
+        let mut dims: DimVec<(usize, usize)> = DimVec::new();
         for (n, s) in self.dims() {
             if n == 1 {
                 continue;

@@ -5,7 +5,7 @@ use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToIncl
 
 use super::Tensor;
 use crate::error::{Error, Result};
-use crate::layout::view::slice_check;
+use crate::layout::view_metadata::slice_check;
 use crate::layout::Layout;
 
 /// One entry of a basic index.

@@ -4,9 +4,8 @@ mod create;
 mod data;
 mod display;
 mod index;
-mod ops;
+mod operators;
 mod scalar;
-mod view_op;
 mod views;
 
 use std::fmt;
@@ -15,7 +14,8 @@ pub use create::Generator;
 pub use data::{ReadGuard, WriteGuard};
 pub use index::{Ellipsis, NewAxis, TensorIndex};
 pub use scalar::Scalar;
-pub use view_op::ViewOp;
+#[doc(hidden)]
+pub use views::ViewOp;
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};

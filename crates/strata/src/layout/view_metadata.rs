@@ -1,7 +1,10 @@
-//! View ops on [`Layout`]: each returns new metadata over the same storage, or an error
-//! with PyTorch's text. None of them reads or writes data.
-
-use smallvec::SmallVec;
+//! View ops on [`Layout`]: what each does to shape, strides and offset; each returns new
+//! metadata over the same storage, or an error with PyTorch's text. None of them reads or
+//! writes data.
+//!
+//! Why separate from `tensor/views.rs`: this is the pure metadata arithmetic (no storage,
+//! no dtype, keeps L1–L3), testable and reusable without a tensor; `tensor/views.rs` wraps
+//! it into the [`Tensor`](crate::Tensor) view methods.
 
 use super::{
     contiguous_strides, numel_of, wrap_dim, wrap_insert_dim, DimVec, Layout, Shape, Strides,
@@ -431,8 +434,8 @@ impl Layout {
                 ),
             ));
         }
-        let wrap_all = |v: &[i64], what: &str| -> Result<SmallVec<[usize; 6]>> {
-            let mut out = SmallVec::<[usize; 6]>::new();
+        let wrap_all = |v: &[i64], what: &str| -> Result<DimVec<usize>> {
+            let mut out = DimVec::<usize>::new();
             for &d in v {
                 let d = wrap_dim("movedim", d, n)?;
                 if out.contains(&d) {
@@ -450,12 +453,12 @@ impl Layout {
         if n == 0 {
             return Ok(self.clone());
         }
-        let mut order: SmallVec<[Option<usize>; 6]> = SmallVec::from_elem(None, n);
+        let mut order: DimVec<Option<usize>> = DimVec::from_elem(None, n);
         for (&si, &di) in s.iter().zip(&d) {
             order[di] = Some(si);
         }
         let mut rest = (0..n).filter(|k| !s.contains(k));
-        let perm: SmallVec<[i64; 6]> = order
+        let perm: DimVec<i64> = order
             .iter()
             .map(|o| o.or_else(|| rest.next()).unwrap_or(0) as i64)
             .collect();
@@ -702,7 +705,7 @@ impl Layout {
 
     /// Removes every size-1 dim (`dims = None`) or the listed ones that have size 1.
     pub fn squeeze(&self, dims: Option<&[i64]>) -> Result<Layout> {
-        let mut drop: SmallVec<[bool; 6]> = SmallVec::from_elem(false, self.ndim());
+        let mut drop: DimVec<bool> = DimVec::from_elem(false, self.ndim());
         match dims {
             None => {
                 for (k, &n) in self.shape.iter().enumerate() {
@@ -710,7 +713,7 @@ impl Layout {
                 }
             }
             Some(ds) => {
-                let mut seen: SmallVec<[usize; 6]> = SmallVec::new();
+                let mut seen: DimVec<usize> = DimVec::new();
                 for &d in ds {
                     let k = wrap_dim("squeeze", d, self.ndim())?;
                     if seen.contains(&k) {
