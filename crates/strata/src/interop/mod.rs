@@ -1,9 +1,11 @@
-//! Exchange with the outside world: DLPack, tensor files (`.npy`, safetensors) and
-//! file-backed tensors (`from_file`).
+//! Exchange with the outside world: DLPack, tensor files (`.npy`, safetensors),
+//! file-backed tensors (`from_file`) and tensors shared with other processes
+//! ([`shared_tensor`]).
 
 pub mod dlpack;
 pub mod npy;
 pub mod safetensors;
+pub mod shared_tensor;
 
 use std::path::Path;
 
@@ -19,6 +21,7 @@ pub use self::safetensors::{
     deserialize_safetensors, load_safetensors, save_safetensors, serialize_safetensors,
     SafetensorsFile,
 };
+pub use self::shared_tensor::{recv_tensor, send_tensor, TensorMeta};
 
 /// Calls `f` with the bytes of `t` in row-major order, as they would be written to a file:
 /// non-contiguous views are compacted first, bool elements are written as 0/1 bytes.

@@ -4,8 +4,8 @@
 //!
 //! An op that allocates its result (`a + b`, `t.flip(0).contiguous()`) on a large tensor
 //! spends most of its time not computing but faulting in the output: every fresh page is
-//! mapped and zeroed by the kernel on first touch (for a 256 MiB f32 output, two thirds of
-//! the op's time here, with huge pages). NumPy and PyTorch's CPU allocator pay that on
+//! mapped and zeroed by the kernel on first touch (for a large output, most of the op's
+//! time, even with huge pages). NumPy and PyTorch's CPU allocator pay that on
 //! every call, because glibc returns blocks above its mmap threshold (32 MiB at most) to
 //! the OS when they are freed and maps fresh ones next time.
 //!

@@ -1,6 +1,6 @@
 //! Storage: a flat, shared, untyped run of bytes with an owner that frees it.
 //!
-//! A storage knows nothing of dtype or shape; [`Tensor`](crate::Tensor)s are views over it.
+//! A storage knows nothing of dtype or shape; tensors (`tensor/`) are views over it.
 //!
 //! # Invariants
 //!
@@ -39,7 +39,7 @@ pub use alloc::{physical_memory, Allocator, CpuAllocator, ALIGN};
 pub use borrow::BorrowGuard;
 pub use cache::{cache_stats, empty_cache, set_cache_limit, CacheStats};
 pub(crate) use cache::{fork_prepare, fork_release};
-pub use handle::{recv_tensor, send_tensor, SegmentInfo, ShmHandle, TensorMeta};
+pub use handle::{SegmentInfo, ShmHandle};
 pub use mmap::{FileMap, FileRegion, MapMode};
 pub use shm::{SegmentId, SharedSegment, ShmKind};
 
