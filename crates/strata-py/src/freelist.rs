@@ -10,7 +10,8 @@
 //! again by the type's allocator, which clears what lies outside the value (the value is
 //! always written by whoever allocates: pyo3's initializer or `new_view`) and takes a
 //! reference to the type, as `PyType_GenericAlloc` does; the deallocator does what pyo3's
-//! does, directly. On `t.T[1:3]` this took a call from ~140 to ~105 ns (NumPy ~122).
+//! does, directly: a good part of a view op's per-call cost from Python (see the per-call
+//! cases of `python/bench/bench_numpy.py`).
 //! Subclass instances go pyo3's and CPython's generic ways.
 //!
 //! The list is touched only by the type's slots, which CPython calls with the GIL held;

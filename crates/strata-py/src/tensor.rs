@@ -83,7 +83,7 @@ pub fn tensors_kept() -> usize {
 /// it lies ([`Tensor::view_in_place`]), rather than built, moved into a `Result`, then
 /// into pyo3's initializer and into the object: those moves read back, in wide loads,
 /// the words the edit had just stored one by one, which the CPU cannot forward from its
-/// store buffer; they were a third of a view op's time from Python.
+/// store buffer; they were a large part of a view op's time from Python.
 pub fn new_view<'py>(py: Python<'py>, src: &Tensor, op: ViewOp<'_>) -> PyResult<Bound<'py, PyAny>> {
     let Some(off) = direct_offset(py) else {
         let mut t = src.clone();

@@ -4,6 +4,34 @@
 //!
 //! Output: one line per case with the median time, GB/s of bytes moved, and the ratio to
 //! its baseline (lower is better for ratios against memcpy).
+//!
+//! # Tuning notes
+//!
+//! The measurements behind the engine's constants (`crates/strata/src/kernel/engine.rs`),
+//! kept here rather than in the code's comments; rerun the cases above to check them on a
+//! new machine.
+//! - `PAR_MIN` (2^18 elements): handing work to rayon's sleeping workers and waiting cost
+//!   about 25 µs on the 2-core machine of the README's tables, as long as adding two f32
+//!   vectors of ~250K elements on one thread; at 64K elements two threads took 34 µs
+//!   where one took 9. A 64K-element f16 multiply takes ~330 µs on one thread (hence
+//!   `GRAIN` for f16/bf16 operands).
+//! - `TILE_BYTES` × `TILE_ROWS` (512 B × 256): on 8192² f32 transposes, 1 thread, a Xeon
+//!   with AVX-512 (48 KiB L1d, 2 MiB L2), ~104 ms against ~230 for one line (64 B) × 256;
+//!   64⁴ f64 permute(3,2,1,0) 51-57 ms against 80; 256 and 1024 bytes were between. (On
+//!   the AVX2 host where it was first tuned, 256 × one line had beaten 64 × 64 by 2×.)
+//! - Note [staged tiles] (2 KiB × 256): 8192² f32 `a + b.T`, 1 thread, same Xeon, against
+//!   a same-run `a + b` of ~48 ms: 512 B × 256 rows ~150-190 ms; 2 KiB × 256 ~108 ms;
+//!   2 KiB or 4 KiB × 512 ~104-110 ms; 16 whole rows ~150 ms. Staging by bands of two
+//!   line-wide blocks (`x86::wide`) took 512 × 512 tiles from ~184 to ~108 ms.
+//! - Note [streaming tiles] (128 B × 1024, non-temporal): 8192² f32 transpose, 1 thread,
+//!   same Xeon (same-run memcpy ~20.5 ms): 32 output elements × 1024 rows streamed ~26 ms;
+//!   64 × 1024 ~48 ms; 128 × 256 (the cached tile) ~72 ms streamed and 83-137 ms not;
+//!   16-byte SSE blocks streamed ~45 ms. Streaming 2-byte elements measured slower.
+//! - Short output rows taken whole: NCHW ↔ NHWC with 64 channels went from ~2.7× a memcpy
+//!   to ~1.5-2×.
+//! - Block cache, `ZEROED_FROM_CACHE` (`storage/alloc.rs`): serving zeroed requests above
+//!   glibc's mmap threshold from the cache made a (1M, 2) f32 `sum(-1)` (4 MiB zeroed
+//!   output) go from 0.63 to 1.42 ms, hence the limit.
 
 use std::hint::black_box;
 use std::time::Instant;

@@ -1,16 +1,11 @@
 //! The block cache (Note [block cache] in `storage/cache.rs`): kernels' fresh outputs
 //! reuse large freed blocks, results stay right when they do, and the limit holds.
 
-use std::sync::{Mutex, MutexGuard};
+mod common;
 
+use common::serial;
 use strata::storage::{cache_stats, empty_cache, set_cache_limit};
 use strata::{DType, Tensor};
-
-/// The cache is one per process: the tests here run one at a time.
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 const MB: usize = 1 << 20;
 

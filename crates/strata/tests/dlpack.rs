@@ -1,6 +1,8 @@
 //! DLPack in Rust: export → import round trips (zero-copy, every dtype, every kind of
 //! view), a hand-built producer whose deleter must run exactly once, and every rejection.
 
+mod common;
+
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -13,9 +15,7 @@ use strata::interop::dlpack::{
 };
 use strata::{DType, ErrorKind, Tensor};
 
-fn values(t: &Tensor) -> Vec<f64> {
-    t.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap()
-}
+use common::values_f64;
 
 fn sample(shape: &[usize], dtype: DType) -> Tensor {
     let n: usize = shape.iter().product();
@@ -55,7 +55,7 @@ fn every_dtype_and_view_round_trips_zero_copy() {
             let u = round_trip(v);
             assert_eq!(u.dtype(), dtype);
             assert_eq!(u.shape(), v.shape());
-            assert_eq!(values(&u), values(v), "{dtype} {:?}", v.strides());
+            assert_eq!(values_f64(&u), values_f64(v), "{dtype} {:?}", v.strides());
             if v.numel() > 0 {
                 assert_eq!(u.data_ptr(), v.data_ptr(), "{dtype}: copied");
                 if v.numel() > 1 {
@@ -121,13 +121,13 @@ fn exports_fill_the_header_as_recommended() {
     let c = unsafe { from_dlpack_versioned(m) }.unwrap();
     assert!(c.is_contiguous());
     assert_ne!(c.data_ptr(), v.data_ptr());
-    assert_eq!(values(&c), values(&v));
+    assert_eq!(values_f64(&c), values_f64(&v));
     // Legacy round trip.
     let m = to_dlpack_legacy(&v, false).unwrap();
     // SAFETY: consumed once.
     let l = unsafe { from_dlpack_legacy(m) }.unwrap();
     assert_eq!(l.data_ptr(), v.data_ptr());
-    assert_eq!(values(&l), values(&v));
+    assert_eq!(values_f64(&l), values_f64(&v));
 }
 
 /// A hand-built producer: owns its data and metadata, counts deleter calls.
@@ -514,7 +514,7 @@ proptest! {
         }
         let u = round_trip(&v);
         prop_assert_eq!(u.shape(), v.shape());
-        prop_assert_eq!(values(&u), values(&v));
+        prop_assert_eq!(values_f64(&u), values_f64(&v));
         prop_assert!(u.same_storage(&u));
         let _ = dlpack::DLPACK_VERSION;
     }

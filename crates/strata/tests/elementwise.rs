@@ -8,6 +8,9 @@
 //! independent implementation of PyTorch's promotion rules, and every in-place variant
 //! against its out-of-place op.
 
+mod common;
+
+use common::Rng;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use strata::kernel::plan::Operand;
@@ -18,22 +21,6 @@ use DType::*;
 // ---------------------------------------------------------------------------------------
 // Random operands
 // ---------------------------------------------------------------------------------------
-
-/// splitmix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 fn float_val(r: &mut Rng) -> f64 {
     match r.below(24) {

@@ -1,5 +1,5 @@
 //! Every error path of the public API: the exact message (PyTorch's wording where strata
-//! promises it, see `REFERENCE.md`), the [`ErrorKind`], and that a refused op left the
+//! promises it), the [`ErrorKind`], and that a refused op left the
 //! data and the version counter alone. Nothing here may panic.
 
 use std::fmt::Debug;
@@ -621,7 +621,7 @@ fn basic_index_errors() {
 
 #[test]
 fn as_strided_out_of_bounds() {
-    // REFERENCE: sizes [3], strides [2], offset 0, itemsize 4 over 16 bytes.
+    // PyTorch's example: sizes [3], strides [2], offset 0, itemsize 4 over 16 bytes.
     let x = Tensor::zeros(&[4], DType::F32).unwrap();
     let pytorch = "sizes [3], strides [2], storage offset 0, and itemsize 4 requiring a storage size of 20 are out of bounds for storage of size 16";
     let e = fails(

@@ -7,6 +7,9 @@
 //! f64 inputs), both inputs staged, the parallel path, and inputs the staging must leave
 //! alone (stepped, reversed, broadcast).
 
+mod common;
+
+use common::values_f64;
 use strata::{DType, Tensor};
 
 /// A contiguous `[m, n]` tensor of distinct small integers, as `dt`.
@@ -15,11 +18,6 @@ fn source(m: usize, n: usize, dt: DType, seed: i64) -> Tensor {
         .map(|k| (k * 7919 + seed * 104729) % 251 - 125)
         .collect();
     Tensor::from_vec(v, &[m, n]).unwrap().to_dtype(dt).unwrap()
-}
-
-/// Row-major values of a 2-d view, by index arithmetic over its own `to_vec`.
-fn values(t: &Tensor) -> Vec<f64> {
-    t.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap()
 }
 
 /// Inputs of shape `[m, n]`, each a transposed, stepped, reversed or broadcast view.
@@ -47,7 +45,7 @@ fn check_binary(dt: DType) {
         let ins = inputs(m, n, dt);
         for (wa, a) in &ins {
             for (wb, b) in &ins {
-                let (va, vb) = (values(a), values(b));
+                let (va, vb) = (values_f64(a), values_f64(b));
                 let what = format!("{dt} [{m}, {n}] {wa} + {wb}");
                 let sum = a.add(b).unwrap();
                 assert_eq!(sum.shape(), &[m, n], "{what}");
@@ -63,14 +61,14 @@ fn check_binary(dt: DType) {
                         }
                     })
                     .collect();
-                assert_eq!(values(&sum), want, "{what}");
+                assert_eq!(values_f64(&sum), want, "{what}");
                 let lt = a.lt(b).unwrap();
                 let want: Vec<f64> = va
                     .iter()
                     .zip(&vb)
                     .map(|(x, y)| f64::from(u8::from(x < y)))
                     .collect();
-                assert_eq!(values(&lt), want, "{what}: lt");
+                assert_eq!(values_f64(&lt), want, "{what}: lt");
             }
         }
     }
@@ -99,10 +97,10 @@ fn unary_cast_and_where() {
         for dt in [DType::F32, DType::F64, DType::I16] {
             for (w, a) in inputs(m, n, dt) {
                 let what = format!("{dt} [{m}, {n}] {w}");
-                let va = values(&a);
+                let va = values_f64(&a);
                 let neg = a.neg().unwrap();
                 let want: Vec<f64> = va.iter().map(|x| -x).collect();
-                assert_eq!(values(&neg), want, "{what}: neg");
+                assert_eq!(values_f64(&neg), want, "{what}: neg");
                 for to in [DType::F64, DType::F32, DType::I32, DType::Bool] {
                     let c = a.to_dtype(to).unwrap();
                     let want: Vec<f64> = va
@@ -115,14 +113,14 @@ fn unary_cast_and_where() {
                             }
                         })
                         .collect();
-                    assert_eq!(values(&c), want, "{what}: to {to}");
+                    assert_eq!(values_f64(&c), want, "{what}: to {to}");
                 }
                 let b = source(n, m, dt, 5).t().unwrap();
                 let cond = a.gt(&b).unwrap();
-                let vb = values(&b);
+                let vb = values_f64(&b);
                 let w = Tensor::where_cond(&cond, &a, &b).unwrap();
                 let want: Vec<f64> = va.iter().zip(&vb).map(|(x, y)| x.max(*y)).collect();
-                assert_eq!(values(&w), want, "{what}: where");
+                assert_eq!(values_f64(&w), want, "{what}: where");
             }
         }
     }
@@ -132,20 +130,20 @@ fn unary_cast_and_where() {
 fn in_place_with_transposed_inputs() {
     for (m, n) in [(37usize, 37usize), (300, 300)] {
         let x = source(m, n, DType::F32, 6);
-        let before = values(&x);
+        let before = values_f64(&x);
         // x += x.T overlaps x exactly (transposed): staged as a whole, then tiled.
         x.add_(&x.t().unwrap()).unwrap();
         let want: Vec<f64> = (0..m * n)
             .map(|k| before[k] + before[(k % n) * n + k / n])
             .collect();
-        assert_eq!(values(&x), want, "[{m}, {n}] x += x.T");
+        assert_eq!(values_f64(&x), want, "[{m}, {n}] x += x.T");
         // A transposed destination with a contiguous input.
         let y = source(n, m, DType::F64, 7);
         let yt = y.t().unwrap();
-        let vyt = values(&yt);
+        let vyt = values_f64(&yt);
         let z = source(m, n, DType::F64, 8);
         yt.mul_(&z).unwrap();
-        let want: Vec<f64> = vyt.iter().zip(values(&z)).map(|(p, q)| p * q).collect();
-        assert_eq!(values(&yt), want, "[{m}, {n}] y.T *= z");
+        let want: Vec<f64> = vyt.iter().zip(values_f64(&z)).map(|(p, q)| p * q).collect();
+        assert_eq!(values_f64(&yt), want, "[{m}, {n}] y.T *= z");
     }
 }

@@ -14,7 +14,7 @@ use strata::interop::{
 use strata::storage::{MapMode, Owner};
 use strata::{DType, ErrorKind, Tensor};
 
-use common::{tmp_path, TmpPath};
+use common::{tmp_path, values_f64, TmpPath};
 
 fn tmp(ext: &str) -> TmpPath {
     tmp_path("files", ext)
@@ -33,11 +33,6 @@ fn sample(shape: &[usize], dtype: DType) -> Tensor {
     };
     let shape: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
     t.reshape(&shape).unwrap()
-}
-
-/// Element values as f64 in row-major order (every dtype).
-fn values(t: &Tensor) -> Vec<f64> {
-    t.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap()
 }
 
 fn is_mapped(t: &Tensor) -> bool {
@@ -92,7 +87,7 @@ fn npy_round_trips_every_dtype_shape_and_mode() {
                 assert_eq!(u.dtype(), dtype);
                 assert_eq!(u.shape(), shape);
                 assert!(u.is_contiguous());
-                assert_eq!(values(&u), values(&t), "{dtype} {shape:?} {mmap:?}");
+                assert_eq!(values_f64(&u), values_f64(&t), "{dtype} {shape:?} {mmap:?}");
                 let n: usize = shape.iter().product();
                 if mmap.is_some() && n > 0 {
                     assert!(is_mapped(&u), "mmap load of {dtype} copied");
@@ -116,7 +111,7 @@ fn npy_saves_views_compacted_and_f_order_as_fortran() {
         save_npy(&p.0, v).unwrap();
         let u = load_npy(&p.0, NpyLoadOptions::default()).unwrap();
         assert_eq!(u.shape(), v.shape());
-        assert_eq!(values(&u), values(v));
+        assert_eq!(values_f64(&u), values_f64(v));
     }
     // The transpose is F-contiguous: written as it lies, read back as an F-strided view.
     let p = tmp("npy");
@@ -134,7 +129,7 @@ fn npy_saves_views_compacted_and_f_order_as_fortran() {
         .unwrap();
         assert_eq!(u.strides(), &[1, 6]);
         assert!(u.is_f_contiguous());
-        assert_eq!(values(&u), values(&views[0]));
+        assert_eq!(values_f64(&u), values_f64(&views[0]));
     }
 }
 
@@ -149,7 +144,7 @@ fn npy_versions_2_and_3_load() {
         let h = parse_header(&bytes, 10_000).unwrap();
         assert_eq!(h.data_offset % 64, 0);
         let u = load_npy(&p.0, NpyLoadOptions::default()).unwrap();
-        assert_eq!(values(&u), values(&t));
+        assert_eq!(values_f64(&u), values_f64(&t));
     }
     let p = tmp("npy");
     let e = save_npy_version(&p.0, &t, Some((4, 0))).unwrap_err();
@@ -453,7 +448,7 @@ fn safetensors_round_trip_every_dtype_zero_copy() {
         let u = f.get(name).unwrap();
         assert_eq!(u.dtype(), t.dtype());
         assert_eq!(u.shape(), t.shape());
-        assert_eq!(values(&u), values(t), "{name}");
+        assert_eq!(values_f64(&u), values_f64(t), "{name}");
         if u.numel() > 0 {
             assert!(is_mapped(&u), "{name} was copied");
             assert!(!u.is_read_only());
@@ -466,13 +461,13 @@ fn safetensors_round_trip_every_dtype_zero_copy() {
     assert_eq!(m2, Some(meta));
     for (n, t) in mem {
         let orig = &tensors.iter().find(|(m, _)| *m == n).unwrap().1;
-        assert_eq!(values(&t), values(orig));
+        assert_eq!(values_f64(&t), values_f64(orig));
     }
     // Writes to a loaded tensor stay private: the file and a second load are unchanged.
     let a = f.get(&tensors[11].0).unwrap();
     a.fill_(5.0).unwrap();
     let b = f.get(&tensors[11].0).unwrap();
-    assert_eq!(values(&b), values(&tensors[11].1));
+    assert_eq!(values_f64(&b), values_f64(&tensors[11].1));
     assert_eq!(f.get("nope").unwrap_err().kind(), ErrorKind::Index);
 }
 
@@ -484,7 +479,7 @@ fn safetensors_saves_views_and_refuses_shared_memory() {
     let other = base.narrow(0, 2, 2).unwrap();
     let bytes = serialize_safetensors(&[("t", &t)], None).unwrap();
     let (back, _) = deserialize_safetensors(&bytes).unwrap();
-    assert_eq!(values(&back[0].1), values(&t));
+    assert_eq!(values_f64(&back[0].1), values_f64(&t));
     // Disjoint slices of one storage are independent tensors: allowed.
     serialize_safetensors(&[("a", &half), ("b", &other)], None).unwrap();
     for pair in [
@@ -658,7 +653,7 @@ proptest! {
         for mmap in [None, Some(MapMode::ReadOnly)] {
             if let Ok(t) = load_npy(&p.0, NpyLoadOptions { mmap, ..Default::default() }) {
                 // Whatever loaded must be readable in full.
-                let _ = values(&t);
+                let _ = values_f64(&t);
             }
         }
     }
@@ -671,7 +666,7 @@ proptest! {
         let b = damage(valid_st(), &edits, cut);
         if let Ok((ts, _)) = deserialize_safetensors(&b) {
             for (_, t) in ts {
-                let _ = values(&t);
+                let _ = values_f64(&t);
             }
         }
         let p = tmp("safetensors");
@@ -679,7 +674,7 @@ proptest! {
         if let Ok(f) = SafetensorsFile::open(&p.0) {
             if let Ok(all) = f.load_all() {
                 for (_, t) in all {
-                    let _ = values(&t);
+                    let _ = values_f64(&t);
                 }
             }
         }

@@ -14,6 +14,9 @@
 //! Nothing here allocates more than a few kilobytes: huge shapes appear only in tensors
 //! without elements, in stride-0 views, or in calls that must refuse them.
 
+mod common;
+
+use common::view_ops::{run_op, Op};
 use proptest::prelude::*;
 use strata::layout::overlap::Overlap;
 use strata::{s, DType, Scalar, Tensor, TensorIndex};
@@ -77,56 +80,17 @@ fn opt_int() -> impl Strategy<Value = Option<i64>> {
     prop_oneof![1 => Just(None), 4 => ints().prop_map(Some)]
 }
 
-/// A view op with its (extreme) arguments.
-#[derive(Debug, Clone)]
-enum Op {
-    View(Vec<i64>),
-    Reshape(Vec<i64>),
-    Flatten(i64, i64),
-    Unflatten(i64, Vec<i64>),
-    Transpose(i64, i64),
-    T,
-    Mt,
-    Permute(Vec<i64>),
-    Movedim(Vec<i64>, Vec<i64>),
-    Narrow(i64, i64, i64),
-    Select(i64, i64),
-    Slice(i64, Option<i64>, Option<i64>, i64),
-    Flip(Vec<i64>),
-    Expand(Vec<i64>),
-    BroadcastTo(Vec<usize>),
-    Squeeze,
-    SqueezeDims(Vec<i64>),
-    Unsqueeze(i64),
-    AsStrided(Vec<usize>, Vec<isize>, Option<usize>),
-    Unfold(i64, usize, usize),
-    Diagonal(i64, i64, i64),
-    Split(usize, i64),
-    SplitWithSizes(Vec<usize>, i64),
-    Chunk(usize, i64),
-    Unbind(i64),
-    ViewDtype(DType),
-    Index(Vec<Idx>),
-}
-
 /// One entry of an `index` key.
-#[derive(Debug, Clone)]
-enum Idx {
-    Int(i64),
-    Slice(Option<i64>, Option<i64>, i64),
-    NewAxis,
-    Ellipsis,
-}
-
-fn idx() -> impl Strategy<Value = Idx> {
+fn idx() -> impl Strategy<Value = TensorIndex> {
     prop_oneof![
-        3 => ints().prop_map(Idx::Int),
-        3 => (opt_int(), opt_int(), ints()).prop_map(|(a, b, c)| Idx::Slice(a, b, c)),
-        1 => Just(Idx::NewAxis),
-        1 => Just(Idx::Ellipsis),
+        3 => ints().prop_map(TensorIndex::Int),
+        3 => (opt_int(), opt_int(), ints()).prop_map(|(a, b, c)| TensorIndex::slice(a, b, c)),
+        1 => Just(TensorIndex::NewAxis),
+        1 => Just(TensorIndex::Ellipsis),
     ]
 }
 
+/// A view op with its (extreme) arguments.
 fn op() -> impl Strategy<Value = Op> {
     let dims = || prop::collection::vec(ints(), 0..4);
     prop_oneof![
@@ -136,7 +100,7 @@ fn op() -> impl Strategy<Value = Op> {
         (ints(), dims()).prop_map(|(a, b)| Op::Unflatten(a, b)),
         (ints(), ints()).prop_map(|(a, b)| Op::Transpose(a, b)),
         Just(Op::T),
-        Just(Op::Mt),
+        Just(Op::MT),
         dims().prop_map(Op::Permute),
         (dims(), dims()).prop_map(|(a, b)| Op::Movedim(a, b)),
         (ints(), ints(), ints()).prop_map(|(a, b, c)| Op::Narrow(a, b, c)),
@@ -156,59 +120,27 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(a, b, c)| Op::AsStrided(a, b, c)),
         (ints(), sizes(), sizes()).prop_map(|(a, b, c)| Op::Unfold(a, b, c)),
         (ints(), ints(), ints()).prop_map(|(a, b, c)| Op::Diagonal(a, b, c)),
-        (sizes(), ints()).prop_map(|(a, b)| Op::Split(a, b)),
-        (prop::collection::vec(sizes(), 0..4), ints()).prop_map(|(a, b)| Op::SplitWithSizes(a, b)),
-        (sizes(), ints()).prop_map(|(a, b)| Op::Chunk(a, b)),
-        ints().prop_map(Op::Unbind),
+        (sizes(), ints()).prop_map(|(a, b)| Op::Split(a, b, 0)),
+        (prop::collection::vec(sizes(), 0..4), ints())
+            .prop_map(|(a, b)| Op::SplitWithSizes(a, b, 0)),
+        (sizes(), ints()).prop_map(|(a, b)| Op::Chunk(a, b, 0)),
+        ints().prop_map(|d| Op::Unbind(d, 0)),
         prop_oneof![Just(DType::U8), Just(DType::F64), Just(DType::I16)].prop_map(Op::ViewDtype),
         prop::collection::vec(idx(), 0..5).prop_map(Op::Index),
     ]
 }
 
-fn to_index(key: &[Idx]) -> Vec<TensorIndex> {
-    key.iter()
-        .map(|k| match *k {
-            Idx::Int(i) => TensorIndex::Int(i),
-            Idx::Slice(a, b, c) => TensorIndex::slice(a, b, c),
-            Idx::NewAxis => TensorIndex::NewAxis,
-            Idx::Ellipsis => TensorIndex::Ellipsis,
-        })
-        .collect()
-}
-
-/// Applies `op`; ops that give several pieces continue with the first and check all.
+/// Applies `op` ([`run_op`]), refusing (as a test-side skip) splits into more pieces than
+/// are quick to check; ops that give several pieces continue with the first and check all.
 fn apply(t: &Tensor, op: &Op) -> strata::Result<Vec<Tensor>> {
-    let one = |r: strata::Result<Tensor>| r.map(|t| vec![t]);
     match op {
-        Op::View(s) => one(t.view(s)),
-        Op::Reshape(s) => one(t.reshape(s)),
-        Op::Flatten(a, b) => one(t.flatten(*a, *b)),
-        Op::Unflatten(d, s) => one(t.unflatten(*d, s)),
-        Op::Transpose(a, b) => one(t.transpose(*a, *b)),
-        Op::T => one(t.t()),
-        Op::Mt => one(t.mt()),
-        Op::Permute(d) => one(t.permute(d)),
-        Op::Movedim(a, b) => one(t.movedim(a, b)),
-        Op::Narrow(d, s, l) => one(t.narrow(*d, *s, *l)),
-        Op::Select(d, i) => one(t.select(*d, *i)),
-        Op::Slice(d, a, b, c) => one(t.slice(*d, *a, *b, *c)),
-        Op::Flip(d) => one(t.flip(d)),
-        Op::Expand(s) => one(t.expand(s)),
-        Op::BroadcastTo(s) => one(t.broadcast_to(s)),
-        Op::Squeeze => one(t.squeeze()),
-        Op::SqueezeDims(d) => one(t.squeeze_dims(d)),
-        Op::Unsqueeze(d) => one(t.unsqueeze(*d)),
-        Op::AsStrided(sh, st, o) => one(t.as_strided(sh, st, *o)),
-        Op::Unfold(d, s, st) => one(t.unfold(*d, *s, *st)),
-        Op::Diagonal(o, a, b) => one(t.diagonal(*o, *a, *b)),
         // A split into more than a few thousand pieces is legal but slow to check.
-        Op::Split(s, d) => guarded_pieces(t, *d, |n| *s == 0 || n / s.max(&1) < 4096)
-            .and_then(|()| t.split(*s, *d)),
-        Op::SplitWithSizes(s, d) => t.split_with_sizes(s, *d),
-        Op::Chunk(c, d) => t.chunk((*c).min(4096), *d),
-        Op::Unbind(d) => guarded_pieces(t, *d, |n| n < 4096).and_then(|()| t.unbind(*d)),
-        Op::ViewDtype(dt) => one(t.view_dtype(*dt)),
-        Op::Index(k) => one(t.index(&to_index(k))),
+        Op::Split(s, d, _) => {
+            guarded_pieces(t, *d, |n| *s == 0 || n / s.max(&1) < 4096).and_then(|()| run_op(t, op))
+        }
+        Op::Chunk(c, d, p) => run_op(t, &Op::Chunk((*c).min(4096), *d, *p)),
+        Op::Unbind(d, _) => guarded_pieces(t, *d, |n| n < 4096).and_then(|()| run_op(t, op)),
+        _ => run_op(t, op),
     }
 }
 

@@ -10,12 +10,12 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::ptr::NonNull;
 
-use strata::interop::{load_npy, save_npy, save_safetensors, NpyLoadOptions, SafetensorsFile};
-use strata::storage::handle::{decode, encode};
-use strata::storage::{
-    recv_tensor, send_tensor, Exclusive, MapMode, Owner, SegmentId, SegmentInfo, ShmHandle,
-    ShmKind, TensorMeta,
+use strata::interop::shared_tensor::{decode, encode};
+use strata::interop::{
+    load_npy, recv_tensor, save_npy, save_safetensors, send_tensor, NpyLoadOptions,
+    SafetensorsFile, TensorMeta,
 };
+use strata::storage::{Exclusive, MapMode, Owner, SegmentId, SegmentInfo, ShmHandle, ShmKind};
 use strata::{DType, ErrorKind, Layout, Storage, Tensor};
 
 use common::{tmp_path, TmpPath};

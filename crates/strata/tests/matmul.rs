@@ -6,25 +6,15 @@
 //! reads each operand's logical values (`to_vec`) and multiplies with a triple loop in f64
 //! (floats, with a tolerance scaled by `Σ|a·b|`) or wrapping i64 (integers, exact).
 
+mod common;
+
+use common::Rng;
 use proptest::prelude::*;
 use strata::{DType, ErrorKind, Tensor};
 
 // ---------------------------------------------------------------------------------------
 // Operands with random layouts
 // ---------------------------------------------------------------------------------------
-
-/// SplitMix64: cheap, seedable values for operand data.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
 
 /// How one dim of an operand is laid out.
 #[derive(Debug, Clone, Copy)]
@@ -83,9 +73,7 @@ fn base(shape: &[usize], dt: DType, rng: &mut Rng) -> Tensor {
             Tensor::from_vec(v, shape).unwrap().to_dtype(dt).unwrap()
         }
         _ => {
-            let v: Vec<f64> = (0..n)
-                .map(|_| (rng.next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0)
-                .collect();
+            let v: Vec<f64> = (0..n).map(|_| rng.unit() * 2.0 - 1.0).collect();
             Tensor::from_vec(v, shape).unwrap().to_dtype(dt).unwrap()
         }
     }

@@ -7,6 +7,9 @@
 //! broadcast (stride-0) dims. Then: dtype rules, error texts, special values, accuracy of
 //! large float sums, and determinism across thread pools.
 
+mod common;
+
+use common::{ravel, unravel, Rng};
 use proptest::prelude::*;
 use strata::{DType, ErrorKind, Tensor};
 
@@ -25,13 +28,6 @@ enum Values {
     Real,
 }
 
-fn lcg(state: &mut u64) -> u64 {
-    *state = state
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    *state >> 33
-}
-
 /// A view of a fresh tensor: `base` of shape `shape`, then `views` applied (each
 /// `(kind, a, b)` taken modulo what applies).
 #[derive(Debug, Clone)]
@@ -44,10 +40,10 @@ struct Input {
 
 fn build(inp: &Input, values: Values) -> Tensor {
     let n: usize = inp.shape.iter().product();
-    let mut st = inp.seed | 1;
+    let mut rng = Rng(inp.seed);
     let data: Vec<f64> = (0..n)
         .map(|_| {
-            let r = lcg(&mut st);
+            let r = rng.next();
             match values {
                 Values::Small => (r % 9) as f64 - 4.0,
                 Values::ForProd => [-1.0, 1.0, 2.0][(r % 3) as usize],
@@ -142,19 +138,6 @@ fn dims_from(nd: usize, bits: u8, neg: u8, rev: bool) -> Vec<i64> {
 // ---------------------------------------------------------------------------------------
 // The reference
 // ---------------------------------------------------------------------------------------
-
-fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
-    let mut c = vec![0; shape.len()];
-    for k in (0..shape.len()).rev() {
-        c[k] = flat % shape[k];
-        flat /= shape[k];
-    }
-    c
-}
-
-fn ravel(c: &[usize], shape: &[usize]) -> usize {
-    c.iter().zip(shape).fold(0, |acc, (&i, &n)| acc * n + i)
-}
 
 /// The reduction's groups: for each output element (row-major over the keep-dim shape),
 /// the row-major input positions folded into it, in order.
@@ -715,9 +698,9 @@ fn special_values() {
 /// `n` values near 1 (`1 + k/100000`, `k < 1000`) in f32, and their exact sum. Naive f32
 /// accumulation rounds every add the same way once the sum passes 2^22.
 fn ones_ish(n: usize) -> (Vec<f32>, f64) {
-    let mut st = 12345u64;
+    let mut rng = Rng(12345);
     let v: Vec<f32> = (0..n)
-        .map(|_| 1.0 + (lcg(&mut st) % 1000) as f32 / 100_000.0)
+        .map(|_| 1.0 + rng.below(1000) as f32 / 100_000.0)
         .collect();
     let s = v.iter().map(|&x| x as f64).sum();
     (v, s)
@@ -878,10 +861,10 @@ fn check_against_reference(x: &Tensor, dims: &[i64]) {
 
 #[test]
 fn medium_shapes_take_every_path() {
-    let mut st = 99u64;
+    let mut rng = Rng(99);
     let mut data = |n: usize| -> Vec<f32> {
         (0..n)
-            .map(|_| (lcg(&mut st) % 2001) as f32 / 8.0 - 125.0)
+            .map(|_| rng.below(2001) as f32 / 8.0 - 125.0)
             .collect()
     };
     // Long contiguous runs (blocked arg scans, pairwise trees), narrow rows folded as one

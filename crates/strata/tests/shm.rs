@@ -1,24 +1,21 @@
 //! Shared memory: share_memory_ in place, handles over Unix sockets (in one process and
 //! to a child process), the named strategy and its cleanup, bad handles.
 
+mod common;
+
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::process::Command;
-use std::sync::{Mutex, MutexGuard};
 
-use strata::storage::handle::{decode, encode};
+use strata::interop::shared_tensor::{decode, encode};
+use strata::interop::{recv_tensor, send_tensor};
 use strata::storage::shm::{kept_fd_count, sweep_stale_names, unlink_pending_names};
-use strata::storage::{recv_tensor, send_tensor, ShmKind};
+use strata::storage::ShmKind;
 use strata::{s, DType, Storage, Tensor};
+
+use common::serial;
 
 fn arange(n: i64) -> Tensor {
     Tensor::arange(0, n, 1, DType::F32).unwrap()
-}
-
-/// The tests here count the process's open fds and its /dev/shm names, which every test
-/// in this binary changes: they run one at a time (cargo runs tests on parallel threads).
-fn serial() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn open_fds() -> usize {
@@ -176,7 +173,7 @@ fn bad_handles_are_errors() {
     let mut info2 = info.clone();
     info2.nbytes = 64;
     info2.id.ino = 1; // the sender's id is informational; a fresh inode is not registered
-    let meta2 = strata::storage::TensorMeta {
+    let meta2 = strata::interop::TensorMeta {
         dtype: DType::U8,
         shape: vec![64],
         strides: vec![1],

@@ -1,4 +1,4 @@
-//! The concrete examples of `REFERENCE.md` and the Core issue, as plain tests: strides,
+//! Concrete view examples (PyTorch's and NumPy's documented results), as plain tests: strides,
 //! offsets, contiguity, copies versus views, display texts and `explain()`.
 
 use strata::layout::contiguous_strides;

@@ -9,6 +9,10 @@
 //! layout predicates (`is_contiguous`, `index_range`, `internal_overlap`, `contiguous()`).
 //! When strata rejects an op, the model must reject it too, and the reverse.
 
+mod common;
+
+use common::view_ops::{run_op, Op};
+use common::{numel, ravel, unravel};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use strata::layout::overlap::Overlap;
@@ -25,24 +29,6 @@ struct Model {
     shape: Vec<usize>,
     idx: Vec<i64>,
     dt: DType,
-}
-
-fn numel(shape: &[usize]) -> usize {
-    shape.iter().product()
-}
-
-/// Row-major coordinates of flat position `flat` (all sizes ≥ 1).
-fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
-    let mut c = vec![0; shape.len()];
-    for k in (0..shape.len()).rev() {
-        c[k] = flat % shape[k];
-        flat /= shape[k];
-    }
-    c
-}
-
-fn ravel(c: &[usize], shape: &[usize]) -> usize {
-    c.iter().zip(shape).fold(0, |acc, (&i, &n)| acc * n + i)
 }
 
 impl Model {
@@ -425,36 +411,6 @@ fn m_view_dtype(m: &Model, t: &Tensor, to: DType) -> Option<Model> {
 // ---------------------------------------------------------------------------------------
 // Ops: generated from seeds against the current shape
 // ---------------------------------------------------------------------------------------
-
-#[derive(Debug, Clone)]
-enum Op {
-    View(Vec<i64>),
-    Reshape(Vec<i64>),
-    Flatten(i64, i64),
-    Unflatten(i64, Vec<i64>),
-    Transpose(i64, i64),
-    Permute(Vec<i64>),
-    Movedim(Vec<i64>, Vec<i64>),
-    T,
-    MT,
-    Narrow(i64, i64, i64),
-    Select(i64, i64),
-    Slice(i64, Option<i64>, Option<i64>, i64),
-    Flip(Vec<i64>),
-    Expand(Vec<i64>),
-    BroadcastTo(Vec<usize>),
-    Squeeze,
-    SqueezeDims(Vec<i64>),
-    Unsqueeze(i64),
-    Unfold(i64, usize, usize),
-    Diagonal(i64, i64, i64),
-    Split(usize, i64, usize),
-    SplitWithSizes(Vec<usize>, i64, usize),
-    Chunk(usize, i64, usize),
-    Unbind(i64, usize),
-    ViewDtype(DType),
-    Index(Vec<TensorIndex>),
-}
 
 #[derive(Debug, Clone)]
 struct OpSeed {
@@ -1033,6 +989,8 @@ fn model_op(m: &Model, t: &Tensor, op: &Op) -> Option<Expect> {
         }
         Op::ViewDtype(to) => one(m_view_dtype(m, t, *to)?),
         Op::Index(entries) => one(m_index(m, entries)?),
+        // Not drawn here: `hostile_shapes.rs` checks as_strided against its own model.
+        Op::AsStrided(..) => panic!("views_prop draws no as_strided"),
     }
 }
 
@@ -1047,38 +1005,6 @@ fn pieces(m: &Model, d: usize, sizes: &[usize]) -> Option<Expect> {
         pieces: out,
         copies: false,
     })
-}
-
-fn run_op(t: &Tensor, op: &Op) -> strata::Result<Vec<Tensor>> {
-    let one = |r: strata::Result<Tensor>| r.map(|x| vec![x]);
-    match op {
-        Op::View(s) => one(t.view(s)),
-        Op::Reshape(s) => one(t.reshape(s)),
-        Op::Flatten(a, b) => one(t.flatten(*a, *b)),
-        Op::Unflatten(d, s) => one(t.unflatten(*d, s)),
-        Op::Transpose(a, b) => one(t.transpose(*a, *b)),
-        Op::Permute(d) => one(t.permute(d)),
-        Op::Movedim(s, d) => one(t.movedim(s, d)),
-        Op::T => one(t.t()),
-        Op::MT => one(t.mt()),
-        Op::Narrow(d, s, l) => one(t.narrow(*d, *s, *l)),
-        Op::Select(d, i) => one(t.select(*d, *i)),
-        Op::Slice(d, a, b, s) => one(t.slice(*d, *a, *b, *s)),
-        Op::Flip(d) => one(t.flip(d)),
-        Op::Expand(s) => one(t.expand(s)),
-        Op::BroadcastTo(s) => one(t.broadcast_to(s)),
-        Op::Squeeze => one(t.squeeze()),
-        Op::SqueezeDims(d) => one(t.squeeze_dims(d)),
-        Op::Unsqueeze(d) => one(t.unsqueeze(*d)),
-        Op::Unfold(d, s, st) => one(t.unfold(*d, *s, *st)),
-        Op::Diagonal(o, a, b) => one(t.diagonal(*o, *a, *b)),
-        Op::Split(s, d, _) => t.split(*s, *d),
-        Op::SplitWithSizes(s, d, _) => t.split_with_sizes(s, *d),
-        Op::Chunk(c, d, _) => t.chunk(*c, *d),
-        Op::Unbind(d, _) => t.unbind(*d),
-        Op::ViewDtype(to) => one(t.view_dtype(*to)),
-        Op::Index(e) => one(t.index(e)),
-    }
 }
 
 /// The [`ViewOp`] for `op`, when it has one.
@@ -1140,16 +1066,6 @@ fn check_in_place(
         }
     }
     Ok(())
-}
-
-fn pick(op: &Op) -> usize {
-    match op {
-        Op::Split(_, _, p)
-        | Op::SplitWithSizes(_, _, p)
-        | Op::Chunk(_, _, p)
-        | Op::Unbind(_, p) => *p,
-        _ => 0,
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1363,7 +1279,7 @@ fn run_ops(
             check(g, w, base, &ctx)?;
         }
         if !got.is_empty() {
-            let k = pick(&op) % got.len();
+            let k = op.piece() % got.len();
             t = got[k].clone();
             m = want.pieces[k].clone();
         }
