@@ -130,6 +130,21 @@ def _values(rng, shape, dt, kind):
     return (rng.standard_normal(shape) * 2).astype(npdt)
 
 
+def np_sample(shape, dtype, seed=0) -> np.ndarray:
+    """Random values of NumPy dtype ``dtype``: booleans, integers over the dtype's whole
+    range, floats N(0, 100)."""
+    rng = np.random.default_rng(seed)
+    if dtype == np.bool_:
+        return np.asarray(rng.integers(0, 2, size=shape).astype(np.bool_))
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        return np.asarray(rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True))
+    return np.asarray((rng.standard_normal(size=shape) * 100).astype(dtype))
+
+
+# The NumPy scalar types of every dtype NumPy and strata share.
+NP_DTYPES = [d.type for d in ST2NP.values()]
+
 LAYOUTS = ["contig", "transposed", "stepped", "flipped", "numpy_view"]
 
 

@@ -1,14 +1,11 @@
 """The allocator's cache of freed blocks (Note [block cache] in storage/cache.rs): large
 kernel outputs reuse freed blocks, values stay right, and the limit is the user's."""
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 import strata as st
+from _isolated import assert_clean
 
 MIB = 1 << 20
 
@@ -122,10 +119,7 @@ def test_the_limit_from_the_environment(value, limit):
         "import strata as st; t = st.ones(1024, 1024) * 2.0; del t; "
         "i = st.cache_info(); print(i['limit'], i['blocks'])"
     )
-    env = dict(os.environ, STRATA_CACHE_LIMIT=value)
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-    ).stdout.split()
+    out = assert_clean(code, env={"STRATA_CACHE_LIMIT": value}).stdout.split()
     assert int(out[0]) == limit
     # A 4 MiB output is kept when the limit allows it (ones' own block too, when freed).
     assert (int(out[1]) > 0) == (limit >= 4 * MIB + 64)

@@ -12,19 +12,12 @@ import numpy as np
 import pytest
 
 import strata as st
-from _strata_helpers import ST2NP
+from _isolated import assert_clean
+from _strata_helpers import NP_DTYPES, np_sample
 
 if tuple(int(x) for x in np.__version__.split(".")[:2]) < (2, 1):
     pytest.skip("versioned DLPack needs NumPy >= 2.1", allow_module_level=True)
 
-NP_DTYPES = [d.type for d in ST2NP.values()]  # every dtype NumPy and strata share
-
-
-def sample(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    if dtype == np.bool_:
-        return np.asarray(rng.integers(0, 2, size=shape).astype(np.bool_))
-    return np.asarray((rng.standard_normal(size=shape) * 50).astype(dtype))
 
 
 def views(a):
@@ -45,7 +38,7 @@ def one(dtype):
 
 @pytest.mark.parametrize("dtype", NP_DTYPES, ids=lambda d: np.dtype(d).name)
 def test_numpy_consumes_strata(dtype):
-    base = st.from_numpy(sample((6, 7), dtype)).clone()
+    base = st.from_numpy(np_sample((6, 7), dtype)).clone()
     for name, ref in views(base.numpy()):
         v = st.from_numpy(ref)
         b = np.from_dlpack(v)
@@ -62,7 +55,7 @@ def test_numpy_consumes_strata(dtype):
 
 @pytest.mark.parametrize("dtype", NP_DTYPES, ids=lambda d: np.dtype(d).name)
 def test_strata_consumes_numpy(dtype):
-    a = sample((6, 7), dtype, seed=1)
+    a = np_sample((6, 7), dtype, seed=1)
     for name, ref in views(a):
         t = st.from_dlpack(ref)
         assert t.shape == ref.shape, name
@@ -209,8 +202,6 @@ def test_thousands_of_round_trips_leak_nothing():
 
 def test_capsules_alive_at_interpreter_shutdown():
     """Unconsumed capsules and imported tensors still alive at exit are torn down safely."""
-    import subprocess
-
     code = (
         "import numpy as np, strata as st\n"
         "a = np.arange(10.0)\n"
@@ -221,6 +212,5 @@ def test_capsules_alive_at_interpreter_shutdown():
         "import builtins; builtins.keep = (caps, u, b)\n"
         "print('ok')\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
+    r = assert_clean(code)
     assert r.stdout.strip() == "ok"

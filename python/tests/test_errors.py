@@ -5,14 +5,13 @@ interpreter (crash-prone inputs run in a subprocess)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pytest
 
 import strata as st
+from _isolated import assert_clean, run_isolated
 
 # --------------------------------------------------------------------------------------
 # The hierarchy.
@@ -772,13 +771,8 @@ def test_huge_slice_bounds_are_clamped():
 # --------------------------------------------------------------------------------------
 
 
-def run_isolated(code: str, timeout: float = 60):
-    """Runs ``code`` in a fresh interpreter; returns the CompletedProcess."""
-    return subprocess.run(
-        [sys.executable, "-c", "import strata as st\nimport numpy as np\n" + textwrap.dedent(code)],
-        capture_output=True,
-        timeout=timeout,
-    )
+# The child's imports, before the (dedented) code of each isolated test.
+PRELUDE = "import strata as st\nimport numpy as np\n"
 
 
 def test_hostile_inputs_do_not_crash():
@@ -818,9 +812,8 @@ def test_hostile_inputs_do_not_crash():
             kinds[i] = type(e).__name__
     print(len(kinds))
     """
-    r = run_isolated(code, timeout=120)
-    assert r.returncode == 0, r.stderr.decode()[-2000:]
-    assert r.stdout.decode().strip().isdigit()
+    r = assert_clean(PRELUDE + textwrap.dedent(code))
+    assert r.stdout.strip().isdigit()
 
 
 CRASHES = {
@@ -833,5 +826,5 @@ CRASHES = {
 
 @pytest.mark.parametrize("name", list(CRASHES))
 def test_recursion_does_not_crash(name):
-    r = run_isolated(CRASHES[name], timeout=60)
+    r = run_isolated(PRELUDE + CRASHES[name])
     assert r.returncode >= 0, f"killed by signal {-r.returncode}"

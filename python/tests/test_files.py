@@ -11,23 +11,12 @@ import numpy as np
 import pytest
 
 import strata as st
-from _strata_helpers import ST2NP
+from _strata_helpers import NP_DTYPES, np_sample
 from strata import safetensors as sst
 
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
 
-NP_DTYPES = [d.type for d in ST2NP.values()]  # every dtype NumPy and strata share
 SHAPES = [(), (0,), (2, 0, 3), (7,), (3, 4, 5)]
-
-
-def sample(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    if dtype == np.bool_:
-        return np.asarray(rng.integers(0, 2, size=shape).astype(np.bool_))
-    if np.issubdtype(dtype, np.integer):
-        info = np.iinfo(dtype)
-        return np.asarray(rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True))
-    return np.asarray((rng.standard_normal(size=shape) * 100).astype(dtype))
 
 
 def mapping_of(ptr: int) -> str | None:
@@ -47,7 +36,7 @@ def mapping_of(ptr: int) -> str | None:
 @pytest.mark.parametrize("dtype", NP_DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_npy_strata_to_numpy_and_back(tmp_path, dtype, shape):
-    a = sample(shape, dtype)
+    a = np_sample(shape, dtype)
     p = tmp_path / "a.npy"
     st.save(st.from_numpy(a), p)
     b = np.load(p)
@@ -70,7 +59,7 @@ def test_npy_strata_to_numpy_and_back(tmp_path, dtype, shape):
 
 
 def test_npy_views_fortran_and_big_endian(tmp_path):
-    a = sample((4, 6), np.float32)
+    a = np_sample((4, 6), np.float32)
     t = st.from_numpy(a)
     for v, ref in ((t.T, a.T), (t.flip(0), a[::-1]), (t[:, ::-2], a[:, ::-2])):
         p = tmp_path / "v.npy"
@@ -83,7 +72,7 @@ def test_npy_views_fortran_and_big_endian(tmp_path):
         _, fortran, _ = np.lib.format.read_array_header_1_0(f)
     assert fortran
     # NumPy's F-order file loads as an F-strided view (zero-copy when mapped).
-    fa = np.asfortranarray(sample((3, 5, 2), np.int16))
+    fa = np.asfortranarray(np_sample((3, 5, 2), np.int16))
     np.save(tmp_path / "g.npy", fa)
     for kw in ({}, {"mmap": True}):
         u = st.load(tmp_path / "g.npy", **kw)
@@ -91,7 +80,7 @@ def test_npy_views_fortran_and_big_endian(tmp_path):
         np.testing.assert_array_equal(u.numpy(), fa)
     # Big-endian data is byte-swapped into a copy.
     for dt in (">f4", ">i8", ">u2", ">f8"):
-        be = sample((5, 3), np.dtype(dt).newbyteorder("="), seed=3).astype(dt)
+        be = np_sample((5, 3), np.dtype(dt).newbyteorder("="), seed=3).astype(dt)
         np.save(tmp_path / "be.npy", be)
         for kw in ({}, {"mmap_mode": "r"}):
             u = st.load(tmp_path / "be.npy", **kw)
@@ -102,7 +91,7 @@ def test_npy_views_fortran_and_big_endian(tmp_path):
 
 @pytest.mark.parametrize("version", [(1, 0), (2, 0), (3, 0)])
 def test_npy_versions(tmp_path, version):
-    a = sample((3, 4), np.float64)
+    a = np_sample((3, 4), np.float64)
     p = tmp_path / "v.npy"
     with open(p, "wb") as f:
         np.lib.format.write_array(f, a, version=version)
@@ -114,7 +103,7 @@ def test_npy_versions(tmp_path, version):
 
 
 def test_npy_large(tmp_path):
-    a = sample((512, 1024), np.float32)  # 2 MiB
+    a = np_sample((512, 1024), np.float32)  # 2 MiB
     p = tmp_path / "big.npy"
     st.save(st.from_numpy(a), p)
     np.testing.assert_array_equal(np.load(p), a)
@@ -206,7 +195,7 @@ def test_from_file(tmp_path):
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_safetensors_both_ways_every_dtype(tmp_path, shape):
-    arrays = {f"x_{np.dtype(d).name}": sample(shape, d, seed=i) for i, d in enumerate(NP_DTYPES)}
+    arrays = {f"x_{np.dtype(d).name}": np_sample(shape, d, seed=i) for i, d in enumerate(NP_DTYPES)}
     p = tmp_path / "s.safetensors"
     sst.save_file({k: st.from_numpy(v) for k, v in arrays.items()}, p, metadata={"k": "v"})
     back = safetensors_numpy.load_file(str(p))
@@ -250,7 +239,7 @@ def test_safetensors_bfloat16_bytes(tmp_path):
 
 
 def test_safetensors_zero_copy_private_and_views(tmp_path):
-    a = sample((64, 64), np.float32)
+    a = np_sample((64, 64), np.float32)
     p = tmp_path / "z.safetensors"
     t = st.from_numpy(a)
     sst.save_file({"a": t, "at": t.T.contiguous(), "v": t.clone()[::2, ::-1]}, p)

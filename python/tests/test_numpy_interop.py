@@ -9,7 +9,6 @@ from __future__ import annotations
 import array
 import ctypes
 import gc
-import subprocess
 import sys
 import weakref
 
@@ -19,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as hs
 
 import strata as st
+from _isolated import assert_clean
 from _strata_helpers import NP2ST, ST2NP, budget, seeds, shapes, to_np, values
 
 ALL = list(ST2NP)  # every dtype NumPy and strata share
@@ -506,8 +506,7 @@ def test_buffer_released_at_interpreter_exit():
         "n = st.arange(3.0).numpy()\n"
         "keep = [t, n, memoryview(st.ones(2))]\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
-    assert r.returncode == 0, r.stderr.decode()
+    assert_clean(code)
 
 
 # --------------------------------------------------------------------------------------
