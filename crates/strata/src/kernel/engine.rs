@@ -451,10 +451,11 @@ impl<const N: usize> Loop<N> {
             .iter()
             .try_fold(1usize, |a, &d| a.checked_mul(self.shape[d]))
             .unwrap_or(0); // passes `usize` only when some dim is 0: nothing to do
-                           // A copy's tile is TILE_BYTES of output wide (whole output lines, each written
-                           // once) and TILE_ROWS long along the dim the input streams in; a streaming loop's
-                           // are narrower and longer (Note [streaming tiles]), and an elementwise op's wider
-                           // (Note [staged tiles]).
+
+        // A copy's tile is TILE_BYTES of output wide (whole output lines, each written
+        // once) and TILE_ROWS long along the dim the input streams in; a streaming loop's
+        // are narrower and longer (Note [streaming tiles]), and an elementwise op's wider
+        // (Note [staged tiles]).
         let out_step = self.strides[0][last].unsigned_abs().max(1);
         // Only copies stream (staged tiles run the op's own kernel), and not 2-byte
         // elements: their 16-byte blocks write a line in eight pieces, and streaming
