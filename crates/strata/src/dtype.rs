@@ -168,7 +168,7 @@ mod sealed {
 }
 
 /// A Rust type that is the element of some [`DType`]. Sealed: implemented for `bool`, the
-/// integer types, [`f16`], [`bf16`], `f32` and `f64` only.
+/// integer types, [`half::f16`], [`half::bf16`], `f32` and `f64` only.
 ///
 /// Elements are moved in and out of storage with [`load`](Element::load) and
 /// [`store`](Element::store), which tolerate unaligned pointers (foreign memory need not be

@@ -1,4 +1,4 @@
-//! The per-storage reader/writer borrow (invariant S4 of [`Storage`](super::Storage)).
+//! The per-storage reader/writer borrow (invariant S4 of [`Storage`]).
 //!
 //! Every kernel borrows the storages it touches for the duration of the op: exclusively
 //! for the storage it writes, shared for the ones it only reads. Borrows from different
