@@ -20,6 +20,10 @@
 //! to write), so writes through one view never race reads through another; a conflicting
 //! borrow on the same thread is an [`Error::Borrow`], never a deadlock. See the numbered
 //! invariants on [`storage`] (S1–S5), [`layout`] (L1–L3) and [`Tensor`] (L4).
+//!
+//! The design — layers, where each invariant is enforced, how an op runs from Python to a
+//! kernel, how to add an op, a dtype or a backend — is `docs/ARCHITECTURE.md` in the
+//! repository.
 
 pub mod dtype;
 pub mod error;
