@@ -67,11 +67,14 @@ fn table_names_are_unique_and_in_place_names_are_name_underscore() {
     }
 }
 
+/// A unary `Tensor` method and its `f64` oracle.
+type Case = (fn(&Tensor) -> strata::Result<Tensor>, fn(f64) -> f64);
+
 #[test]
 fn new_unary_ops_match_std() {
     let xs = [-0.9, -0.5, -0.0, 0.0, 0.25, 0.75, 0.999];
     let t = f64s(&xs);
-    let cases: [(fn(&Tensor) -> strata::Result<Tensor>, fn(f64) -> f64); 8] = [
+    let cases: [Case; 8] = [
         (Tensor::sinh, f64::sinh),
         (Tensor::cosh, f64::cosh),
         (Tensor::asin, f64::asin),
