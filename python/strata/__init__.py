@@ -115,11 +115,11 @@ def randn_like(input: Tensor, dtype=None) -> Tensor:
     return _like(randn, input, dtype)
 
 
-_BINARY = frozenset(
-    """add sub mul div floor_divide remainder pow maximum minimum atan2 eq ne lt le gt ge
-    logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor bitwise_left_shift
-    bitwise_right_shift""".split()
-)
+# The elementwise ops come from the op table (crates/strata/src/ops/table.rs):
+# (name, arity, in-place name or None) for each, unary, binary, then ternary.
+_OP_TABLE = tuple(_strata._op_table())
+_ELEMENTWISE = [name for name, arity, _ in _OP_TABLE if arity < 3]
+_BINARY = frozenset(name for name, arity, _ in _OP_TABLE if arity == 2)
 _NUMBER = (_builtins.int, _builtins.float, _builtins.bool)
 
 
@@ -144,10 +144,7 @@ _FUNCTIONS = """
 view reshape flatten unflatten transpose swapaxes swapdims permute movedim moveaxis t narrow
 select flip expand broadcast_to squeeze unsqueeze as_strided unfold diagonal split chunk unbind
 contiguous clone index_select
-neg abs sign sqrt rsqrt exp exp2 log log2 log1p expm1 sin cos tan tanh sigmoid relu gelu floor
-ceil round trunc reciprocal square logical_not bitwise_not isnan isinf isfinite
-add sub mul div floor_divide remainder pow maximum minimum atan2 eq ne lt le gt ge logical_and
-logical_or logical_xor bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift
+""".split() + _ELEMENTWISE + """
 clamp matmul mm mv bmm dot outer
 sum prod mean amax amin max min argmax argmin all any var std logsumexp cumsum cumprod
 """.split()

@@ -5,6 +5,7 @@ mod buffer;
 mod convert;
 mod dlpack;
 mod dtype;
+mod elementwise;
 mod errors;
 mod files;
 mod freelist;

@@ -30,6 +30,7 @@ pub mod error;
 pub mod interop;
 pub mod kernel;
 pub mod layout;
+pub mod ops;
 pub mod storage;
 pub mod tensor;
 

@@ -1,13 +1,14 @@
 //! Scalar arithmetic for the elementwise ops: the [`Int`] and [`Real`] element traits with
 //! PyTorch's semantics (wrapping integers, Python-style floor division and remainder,
-//! PyTorch's shifts), an accurate `erf`, the op-kernel traits ([`Op1`], [`Op2`], …) and the
-//! dtype dispatch macro [`dispatch!`].
+//! PyTorch's shifts), an accurate `erf` and `erfinv`, the scalar functions the op table
+//! (`ops/table.rs`) names, and the dtype dispatch macro [`dispatch!`].
 //!
-//! An op is a zero-sized type implementing one of the kernel traits with generic methods
-//! (`fn int<I: Int>(…)`, `fn real<R: Real>(…)`); the op layer dispatches on the dtype once
-//! and hands the monomorphised function to `elementwise::{unary,binary,ternary}_into`, so
-//! the inner loops contain no dynamic call. `f16`/`bf16` compute through `f32`: each
-//! element is loaded, widened, computed in `f32` and rounded back.
+//! The table's kernels are generic closures over these traits; `kernel/unary.rs` and
+//! `kernel/binary.rs` dispatch on the dtype once and hand the monomorphised closure to
+//! `elementwise_loops::{unary,binary,ternary}_into`, so the inner loops contain no
+//! dynamic call. `f16`/`bf16` compute through `f32`: each element is loaded, widened,
+//! computed in `f32` and rounded back. The transcendental functions beyond `std`'s come
+//! from the `libm` crate (musl's C math library).
 
 use std::f64::consts::FRAC_2_SQRT_PI;
 use std::ops::{Add, Div, Mul, Neg, Rem, Sub};
@@ -241,6 +242,34 @@ pub(crate) trait Real:
     fn copysign(self, s: Self) -> Self;
     /// The error function.
     fn erf(self) -> Self;
+    /// The complementary error function.
+    fn erfc(self) -> Self;
+    /// The inverse error function.
+    fn erfinv(self) -> Self;
+    /// `log₁₀ x`.
+    fn log10(self) -> Self;
+    /// Arcsine.
+    fn asin(self) -> Self;
+    /// Arccosine.
+    fn acos(self) -> Self;
+    /// Arctangent.
+    fn atan(self) -> Self;
+    /// Hyperbolic sine.
+    fn sinh(self) -> Self;
+    /// Hyperbolic cosine.
+    fn cosh(self) -> Self;
+    /// Inverse hyperbolic sine.
+    fn asinh(self) -> Self;
+    /// Inverse hyperbolic cosine.
+    fn acosh(self) -> Self;
+    /// Inverse hyperbolic tangent.
+    fn atanh(self) -> Self;
+    /// `√(self² + y²)` without undue overflow.
+    fn hypot(self, y: Self) -> Self;
+    /// The next representable value after `self` towards `y` (C's `nextafter`).
+    fn next_after(self, y: Self) -> Self;
+    /// True when the sign bit is set (`-0.0` and negative NaNs included).
+    fn is_sign_negative(self) -> bool;
     /// NaN test.
     fn is_nan(self) -> bool;
     /// ±∞ test.
@@ -250,7 +279,9 @@ pub(crate) trait Real:
 }
 
 macro_rules! real_impl {
-    ($($t:ident, $erf:expr);*) => {$(
+    ($($t:ident, $erf:expr, $erfinv:expr, $m:ident: $erfc:ident $log10:ident $asin:ident $acos:ident
+       $atan:ident $sinh:ident $cosh:ident $asinh:ident $acosh:ident $atanh:ident $hypot:ident
+       $nextafter:ident);*) => {$(
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -277,6 +308,20 @@ macro_rules! real_impl {
             #[inline(always)] fn atan2(self, x: Self) -> Self { $t::atan2(self, x) }
             #[inline(always)] fn copysign(self, s: Self) -> Self { $t::copysign(self, s) }
             #[inline(always)] fn erf(self) -> Self { ($erf)(self) }
+            #[inline(always)] fn erfc(self) -> Self { $m::$erfc(self) }
+            #[inline(always)] fn erfinv(self) -> Self { ($erfinv)(self) }
+            #[inline(always)] fn log10(self) -> Self { $m::$log10(self) }
+            #[inline(always)] fn asin(self) -> Self { $m::$asin(self) }
+            #[inline(always)] fn acos(self) -> Self { $m::$acos(self) }
+            #[inline(always)] fn atan(self) -> Self { $m::$atan(self) }
+            #[inline(always)] fn sinh(self) -> Self { $m::$sinh(self) }
+            #[inline(always)] fn cosh(self) -> Self { $m::$cosh(self) }
+            #[inline(always)] fn asinh(self) -> Self { $m::$asinh(self) }
+            #[inline(always)] fn acosh(self) -> Self { $m::$acosh(self) }
+            #[inline(always)] fn atanh(self) -> Self { $m::$atanh(self) }
+            #[inline(always)] fn hypot(self, y: Self) -> Self { $m::$hypot(self, y) }
+            #[inline(always)] fn next_after(self, y: Self) -> Self { $m::$nextafter(self, y) }
+            #[inline(always)] fn is_sign_negative(self) -> bool { $t::is_sign_negative(self) }
             #[inline(always)] fn is_nan(self) -> bool { $t::is_nan(self) }
             #[inline(always)] fn is_infinite(self) -> bool { $t::is_infinite(self) }
             #[inline(always)] fn is_finite(self) -> bool { $t::is_finite(self) }
@@ -284,7 +329,271 @@ macro_rules! real_impl {
     )*};
 }
 
-real_impl!(f32, erf_f32; f64, erf_f64);
+real_impl!(
+    f32, erf_f32, erfinv_f32, libm: erfcf log10f asinf acosf atanf sinhf coshf asinhf acoshf atanhf
+        hypotf nextafterf;
+    f64, erf_f64, erfinv_f64, libm: erfc log10 asin acos atan sinh cosh asinh acosh atanh hypot
+        nextafter
+);
+
+/// The inverse error function in `f64`: Giles' single-precision approximation ("Approximating
+/// the erfinv function", GPU Computing Gems, 2011) refined by two Newton steps on
+/// `erf(x) − y` (on `erfc(x) − (1 − y)` in the tails, where `1 − y` is exact and `erf`
+/// has no digits left).
+pub(crate) fn erfinv_f64(y: f64) -> f64 {
+    if y.is_nan() || y.abs() > 1.0 {
+        return f64::NAN;
+    }
+    if y.abs() == 1.0 {
+        return f64::INFINITY.copysign(y);
+    }
+    if y == 0.0 {
+        return y; // ±0
+    }
+    let w = -((1.0 - y) * (1.0 + y)).ln();
+    let mut x = if w < 5.0 {
+        let w = w - 2.5;
+        let mut p = 2.810_226_36e-08;
+        for c in [
+            3.432_739_39e-07,
+            -3.523_387_7e-06,
+            -4.391_506_54e-06,
+            0.000_218_580_87,
+            -0.001_253_725_03,
+            -0.004_177_681_64,
+            0.246_640_727,
+            1.501_409_41,
+        ] {
+            p = c + p * w;
+        }
+        p * y
+    } else {
+        let w = w.sqrt() - 3.0;
+        let mut p = -0.000_200_214_257;
+        for c in [
+            0.000_100_950_558,
+            0.001_349_343_22,
+            -0.003_673_428_44,
+            0.005_739_507_73,
+            -0.007_622_461_3,
+            0.009_438_870_47,
+            1.001_674_06,
+            2.832_976_82,
+        ] {
+            p = c + p * w;
+        }
+        p * y
+    };
+    let (ay, sign) = (y.abs(), y.signum());
+    x = x.abs();
+    for _ in 0..2 {
+        // d/dx erf(x) = 2/√π · e^(−x²); both residuals are erf(x) − |y|.
+        let r = if ay <= 0.5 {
+            erf_f64(x) - ay
+        } else {
+            (1.0 - ay) - libm::erfc(x)
+        };
+        let d = FRAC_2_SQRT_PI * exp_neg_sq(x);
+        if d == 0.0 || !r.is_finite() {
+            break;
+        }
+        x -= r / d;
+    }
+    sign * x
+}
+
+/// The inverse error function in `f32`, computed in `f64`.
+fn erfinv_f32(y: f32) -> f32 {
+    erfinv_f64(f64::from(y)) as f32
+}
+
+/// `1`, `-1`, `0` (for ±0, as `+0`) or NaN for NaN (NumPy's choice; PyTorch returns 0 for
+/// NaN, which hides it).
+#[inline(always)]
+pub(crate) fn sign_real<R: Real>(x: R) -> R {
+    if x > R::ZERO {
+        R::ONE
+    } else if x < R::ZERO {
+        -R::ONE
+    } else if x == R::ZERO {
+        R::ZERO
+    } else {
+        x
+    }
+}
+
+/// PyTorch's `div_floor_floating`: Python's `//` on floats, IEEE results for a zero
+/// divisor.
+#[inline(always)]
+pub(crate) fn floor_div_real<R: Real>(a: R, b: R) -> R {
+    if b == R::ZERO {
+        return a / b;
+    }
+    let m = a % b;
+    let mut div = (a - m) / b;
+    if m != R::ZERO && (b < R::ZERO) != (m < R::ZERO) {
+        div = div - R::ONE;
+    }
+    if div != R::ZERO {
+        let f = div.floor();
+        if div - f > R::HALF {
+            f + R::ONE
+        } else {
+            f
+        }
+    } else {
+        R::ZERO.copysign(a / b)
+    }
+}
+
+/// Python's `%` on floats: the result has the sign of the divisor.
+#[inline(always)]
+pub(crate) fn remainder_real<R: Real>(a: R, b: R) -> R {
+    let m = a % b;
+    if m != R::ZERO && (b < R::ZERO) != (m < R::ZERO) {
+        m + b
+    } else {
+        m
+    }
+}
+
+/// The larger, NaN if either is NaN.
+#[inline(always)]
+pub(crate) fn maximum_real<R: Real>(a: R, b: R) -> R {
+    if a.is_nan() || b.is_nan() {
+        R::NAN
+    } else if a < b {
+        b
+    } else {
+        a
+    }
+}
+
+/// The smaller, NaN if either is NaN.
+#[inline(always)]
+pub(crate) fn minimum_real<R: Real>(a: R, b: R) -> R {
+    if a.is_nan() || b.is_nan() {
+        R::NAN
+    } else if b < a {
+        b
+    } else {
+        a
+    }
+}
+
+/// NumPy's `fmax`: the larger, ignoring a NaN (of `-0.0` and `0.0`, the first).
+#[inline(always)]
+pub(crate) fn fmax_real<R: Real>(a: R, b: R) -> R {
+    if a >= b || b.is_nan() {
+        a
+    } else {
+        b
+    }
+}
+
+/// NumPy's `fmin`: the smaller, ignoring a NaN.
+#[inline(always)]
+pub(crate) fn fmin_real<R: Real>(a: R, b: R) -> R {
+    if a <= b || b.is_nan() {
+        a
+    } else {
+        b
+    }
+}
+
+/// The Heaviside step on integers: `0`, `b` or `1`.
+#[inline(always)]
+pub(crate) fn heaviside_int<I: Int>(a: I, b: I) -> I {
+    if a == I::ZERO {
+        b
+    } else if a.is_neg() {
+        I::ZERO
+    } else {
+        I::ONE
+    }
+}
+
+/// NumPy's Heaviside step: `0`, `b` or `1`, NaN for NaN.
+#[inline(always)]
+pub(crate) fn heaviside_real<R: Real>(a: R, b: R) -> R {
+    if a < R::ZERO {
+        R::ZERO
+    } else if a == R::ZERO {
+        b
+    } else if a > R::ZERO {
+        R::ONE
+    } else {
+        a
+    }
+}
+
+/// NumPy's `logaddexp`: `ln(eᵃ + eᵇ)` as `max + ln1p(e^−|a−b|)`; `a == b` (±∞ included)
+/// gives `a + ln 2`.
+#[inline(always)]
+pub(crate) fn logaddexp_real<R: Real>(a: R, b: R) -> R {
+    if a == b {
+        return a + R::from_f64(std::f64::consts::LN_2);
+    }
+    let d = a - b;
+    if d > R::ZERO {
+        a + (-d).exp().ln_1p()
+    } else if d <= R::ZERO {
+        b + d.exp().ln_1p()
+    } else {
+        d // NaN
+    }
+}
+
+/// NumPy's `logaddexp2`: `log₂(2ᵃ + 2ᵇ)`, as [`logaddexp_real`] in base 2.
+#[inline(always)]
+pub(crate) fn logaddexp2_real<R: Real>(a: R, b: R) -> R {
+    if a == b {
+        return a + R::ONE;
+    }
+    let log2e = R::from_f64(std::f64::consts::LOG2_E);
+    let d = a - b;
+    if d > R::ZERO {
+        a + (-d).exp2().ln_1p() * log2e
+    } else if d <= R::ZERO {
+        b + d.exp2().ln_1p() * log2e
+    } else {
+        d // NaN
+    }
+}
+
+/// PyTorch's `xlogy`: `a · ln b`, `0` where `a == 0` unless `b` is NaN.
+#[inline(always)]
+pub(crate) fn xlogy_real<R: Real>(a: R, b: R) -> R {
+    if b.is_nan() {
+        b
+    } else if a == R::ZERO {
+        R::ZERO
+    } else {
+        a * b.ln()
+    }
+}
+
+/// `nextafter` in half precision (`f16`/`bf16`), stepping the 16-bit pattern.
+#[inline(always)]
+pub(crate) fn nextafter_half<H: Half>(a: H, b: H) -> H {
+    let (x, y) = (a.up(), b.up());
+    if x.is_nan() || y.is_nan() {
+        return H::down(x + y);
+    }
+    if x == y {
+        return b;
+    }
+    if x == 0.0 {
+        // The smallest subnormal, with the sign of the direction.
+        return H::from_bits(if y > 0.0 { 1 } else { 0x8001 });
+    }
+    let bits = a.to_bits();
+    H::from_bits(if (x < y) == (x > 0.0) {
+        bits + 1
+    } else {
+        bits - 1
+    })
+}
 
 /// `1/(2n+1)!!`, the coefficients of the series of [`erf_with`].
 const ERF_SERIES: [f64; 33] = {
@@ -393,6 +702,10 @@ pub(crate) trait Half: Element {
     fn up(self) -> f32;
     /// Round from `f32` to nearest.
     fn down(v: f32) -> Self;
+    /// The bit pattern.
+    fn to_bits(self) -> u16;
+    /// From a bit pattern.
+    fn from_bits(b: u16) -> Self;
 }
 
 impl Half for half::f16 {
@@ -403,6 +716,14 @@ impl Half for half::f16 {
     #[inline(always)]
     fn down(v: f32) -> Self {
         half::f16::from_f32(v)
+    }
+    #[inline(always)]
+    fn to_bits(self) -> u16 {
+        half::f16::to_bits(self)
+    }
+    #[inline(always)]
+    fn from_bits(b: u16) -> Self {
+        half::f16::from_bits(b)
     }
 }
 
@@ -415,36 +736,14 @@ impl Half for half::bf16 {
     fn down(v: f32) -> Self {
         half::bf16::from_f32(v)
     }
-}
-
-/// A unary op with an integer and a floating-point definition (same dtype out).
-pub(crate) trait Op1 {
-    /// On integers.
-    fn int<I: Int>(x: I) -> I;
-    /// On floats.
-    fn real<R: Real>(x: R) -> R;
-}
-
-/// A unary predicate (`bool` out).
-pub(crate) trait Pred1 {
-    /// On integers.
-    fn int<I: Int>(x: I) -> bool;
-    /// On floats.
-    fn real<R: Real>(x: R) -> bool;
-}
-
-/// A binary op with an integer and a floating-point definition (same dtype out).
-pub(crate) trait Op2 {
-    /// On integers.
-    fn int<I: Int>(a: I, b: I) -> I;
-    /// On floats.
-    fn real<R: Real>(a: R, b: R) -> R;
-}
-
-/// A comparison: one generic definition over ordered types, `bool` out.
-pub(crate) trait Cmp2 {
-    /// The comparison.
-    fn cmp<T: PartialOrd>(a: T, b: T) -> bool;
+    #[inline(always)]
+    fn to_bits(self) -> u16 {
+        half::bf16::to_bits(self)
+    }
+    #[inline(always)]
+    fn from_bits(b: u16) -> Self {
+        half::bf16::from_bits(b)
+    }
 }
 
 /// An error for an op that has no kernel for a dtype, in PyTorch's words

@@ -20,13 +20,14 @@
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
-use super::elementwise::binary_into;
+use super::elementwise_loops::binary_into;
 use super::engine::GRAIN;
 use super::plan::promote_types;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::layout::broadcast::broadcast_shapes;
 use crate::layout::checked_numel;
+use crate::ops::table::Cost;
 use crate::storage::borrow;
 use crate::tensor::Tensor;
 use crate::with_dtype;
@@ -152,7 +153,7 @@ impl Tensor {
         let a = self.to_dtype(dt)?.unsqueeze(1)?;
         let b = vec2.to_dtype(dt)?.unsqueeze(0)?;
         let out = Tensor::zeros(&[self.shape()[0], vec2.shape()[0]], dt)?;
-        with_dtype!(dt, T => binary_into::<T, T, T, _>(OP, &out, &a, &b, |x, y| x.mul(y)))?;
+        with_dtype!(dt, T => binary_into::<T, T, T, _>(OP, Cost::Memory, &out, &a, &b, |x, y| x.mul(y)))?;
         Ok(out)
     }
 }

@@ -1,14 +1,15 @@
-//! The strided kernel engine (`engine.rs`) and the ops built on it.
+//! The CPU backend: the strided kernel engine (`engine.rs`) and the loops built on it.
 //!
-//! [`engine`] plans and runs `N`-operand loops; the op modules supply typed inner kernels.
+//! [`engine`] plans and runs `N`-operand loops; `elementwise_loops` maps typed closures
+//! over them, and `unary`/`binary`/`ternary` dispatch each op of the op table
+//! (`ops/table.rs`) to those loops with its scalar function.
 
 pub(crate) mod binary;
 pub(crate) mod copy;
-pub(crate) mod elementwise;
+pub(crate) mod elementwise_loops;
 pub(crate) mod engine;
-pub(crate) mod ewise;
 mod gather;
-mod math;
+pub(crate) mod math;
 mod matmul;
 pub mod plan;
 pub(crate) mod pool;
@@ -18,6 +19,9 @@ mod transpose;
 mod unary;
 mod walk;
 
+pub(crate) use binary::run_binary;
+pub(crate) use ternary::run_ternary;
+pub(crate) use unary::run_unary;
 pub(crate) use walk::walk;
 
-pub use binary::scalar_lhs;
+pub use crate::ops::scalar_lhs;

@@ -33,9 +33,9 @@ use std::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Not, Rem, Sub};
 
 use super::Tensor;
 use crate::error::Result;
-use crate::kernel::binary::{binary, Binary};
-use crate::kernel::ewise::Dest;
 use crate::kernel::plan::Operand;
+use crate::ops::elementwise::{binary, Dest};
+use crate::ops::table::Binary;
 
 fn bin(kind: Binary, a: Operand<'_>, b: Operand<'_>) -> Result<Tensor> {
     binary(kind, &a, &b, Dest::New)

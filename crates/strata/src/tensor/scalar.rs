@@ -25,7 +25,7 @@ impl Scalar {
     /// (truncated) float outside an integer dtype's range, or a non-finite float into an
     /// integer dtype, is an error.
     pub fn check_fits(self, op: &'static str, dtype: crate::DType) -> crate::Result<()> {
-        let Some((lo, hi, name)) = crate::kernel::ewise::int_limits(dtype) else {
+        let Some((lo, hi, name)) = crate::ops::elementwise::int_limits(dtype) else {
             return Ok(());
         };
         let fits = match self {

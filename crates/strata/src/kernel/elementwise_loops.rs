@@ -1,5 +1,5 @@
-//! Typed elementwise maps on the engine: `out[i] = f(a[i])`, `f(a[i], b[i])`,
-//! `f(a[i], b[i], c[i])`, with inputs broadcast to `out`'s shape.
+//! The elementwise loops of the CPU backend: typed maps on the engine, `out[i] = f(a[i])`,
+//! `f(a[i], b[i])`, `f(a[i], b[i], c[i])`, with inputs broadcast to `out`'s shape.
 //!
 //! These are the one mechanism every elementwise op goes through. The op layer picks the
 //! dtypes (promotion), converts inputs whose dtype differs from the kernel's, allocates
@@ -12,6 +12,7 @@ use super::plan::{borrow_for, borrow_for_write, stage_if_overlapping};
 use crate::dtype::Element;
 use crate::error::{list, Error, Result};
 use crate::layout::Layout;
+use crate::ops::table::Cost;
 use crate::tensor::Tensor;
 
 /// Checks dtypes and shapes, stages overlapping inputs and returns the broadcast input
@@ -111,27 +112,11 @@ fn flat_disjoint(o: *mut u8, n: usize, oi: usize, x: *mut u8, xn: usize, xi: usi
     oe <= x || xe <= o || (o == x && oi == xi && n == xn)
 }
 
-/// Whether op `op` computes a transcendental function (nanoseconds per element, so worth
-/// a second thread sooner than memory-bound arithmetic; see [`par_from`]). The names are
-/// those of the `Unary` and `Binary` kinds.
-fn is_math(op: &str) -> bool {
-    matches!(
-        op,
-        "exp"
-            | "exp2"
-            | "log"
-            | "log2"
-            | "log1p"
-            | "expm1"
-            | "sin"
-            | "cos"
-            | "tan"
-            | "tanh"
-            | "sigmoid"
-            | "gelu"
-            | "pow"
-            | "atan2"
-    )
+/// Whether an op of cost class `cost` computes a transcendental function (nanoseconds
+/// per element, so worth a second thread sooner than memory-bound arithmetic; see
+/// [`par_from`]).
+fn is_math(cost: Cost) -> bool {
+    cost == Cost::Math
 }
 
 /// Pointer to a tensor's element `[0, 0, …]`.
@@ -289,7 +274,13 @@ unsafe fn blocks2_on<A: Element, B: Element, O: Element, const DX: usize, const 
 }
 
 /// `out[i] = f(a[i])`, with `a` broadcast to `out`'s shape.
-pub(crate) fn unary_into<A, O, F>(op: &'static str, out: &Tensor, a: &Tensor, f: F) -> Result<()>
+pub(crate) fn unary_into<A, O, F>(
+    op: &'static str,
+    cost: Cost,
+    out: &Tensor,
+    a: &Tensor,
+    f: F,
+) -> Result<()>
 where
     A: Element,
     O: Element,
@@ -327,7 +318,7 @@ where
     // inner loop touches exactly `n` elements at the loop's strides. `avx2` is what this
     // CPU has (`has_avx2`).
     unsafe {
-        lp.run(par_from(is_math(op), &[A::DTYPE, O::DTYPE]), |p, s, n| {
+        lp.run(par_from(is_math(cost), &[A::DTYPE, O::DTYPE]), |p, s, n| {
             let (o, x) = (p[0], p[1] as *const u8);
             if s[0] == so && s[1] == sa {
                 blocks1_on::<A, O>(avx2, o, x, n, &f);
@@ -349,6 +340,7 @@ where
 /// `out[i] = f(a[i], b[i])`, with `a` and `b` broadcast to `out`'s shape.
 pub(crate) fn binary_into<A, B, O, F>(
     op: &'static str,
+    cost: Cost,
     out: &Tensor,
     a: &Tensor,
     b: &Tensor,
@@ -407,7 +399,7 @@ where
     // SAFETY: as in `unary_into`, for two inputs.
     unsafe {
         lp.run(
-            par_from(is_math(op), &[A::DTYPE, B::DTYPE, O::DTYPE]),
+            par_from(is_math(cost), &[A::DTYPE, B::DTYPE, O::DTYPE]),
             |p, s, n| {
                 let (o, x, y) = (p[0], p[1] as *const u8, p[2] as *const u8);
                 if s[0] == so && s[1] == sa && s[2] == sb {
@@ -431,6 +423,7 @@ where
 /// `out[i] = f(a[i], b[i], c[i])`, with the inputs broadcast to `out`'s shape.
 pub(crate) fn ternary_into<A, B, C, O, F>(
     op: &'static str,
+    cost: Cost,
     out: &Tensor,
     a: &Tensor,
     b: &Tensor,
@@ -463,7 +456,7 @@ where
     // SAFETY: as in `unary_into`, for three inputs.
     unsafe {
         lp.run(
-            par_from(is_math(op), &[A::DTYPE, B::DTYPE, C::DTYPE, O::DTYPE]),
+            par_from(is_math(cost), &[A::DTYPE, B::DTYPE, C::DTYPE, O::DTYPE]),
             |p, s, n| {
                 let (o, x, y, z) = (
                     p[0],
@@ -535,7 +528,7 @@ mod tests {
         let w: Vec<f32> = v.iter().rev().map(|x| x * 1.5 - 2.0).collect();
         both_ways2(&v, &w, |a: f32, b: f32| a + b);
         both_ways2(&v, &w, |a: f32, b: f32| a / b);
-        both_ways2(&v, &w, super::super::binary::maximum_real::<f32>);
+        both_ways2(&v, &w, super::super::math::maximum_real::<f32>);
         both_ways2(&v, &w, |a: f32, b: f32| a < b);
         let h: Vec<f16> = v.iter().map(|&x| f16::from_f32(x)).collect();
         let g: Vec<f16> = w.iter().map(|&x| f16::from_f32(x)).collect();
@@ -574,6 +567,7 @@ mod tests {
         let out = Tensor::zeros(&[4, 3], DType::F32).unwrap();
         binary_into(
             "add",
+            Cost::Memory,
             &out,
             &a.t().unwrap(),
             &b.view(&[4, 1]).unwrap(),
@@ -586,12 +580,24 @@ mod tests {
         assert_eq!(out.to_vec::<f32>().unwrap(), want);
         // In place on a flipped view of itself: staged, so no corruption.
         let x = Tensor::arange(0, 6, 1, DType::I64).unwrap();
-        binary_into("add", &x, &x, &x.flip(&[0]).unwrap(), |p: i64, q: i64| {
-            p * 10 + q
-        })
+        binary_into(
+            "add",
+            Cost::Memory,
+            &x,
+            &x,
+            &x.flip(&[0]).unwrap(),
+            |p: i64, q: i64| p * 10 + q,
+        )
         .unwrap();
         assert_eq!(x.to_vec::<i64>().unwrap(), vec![5, 14, 23, 32, 41, 50]);
-        let e = unary_into("neg", &x.expand(&[2, 6]).unwrap(), &x, |v: i64| -v).unwrap_err();
+        let e = unary_into(
+            "neg",
+            Cost::Memory,
+            &x.expand(&[2, 6]).unwrap(),
+            &x,
+            |v: i64| -v,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("more than one element"), "{e}");
     }
 }

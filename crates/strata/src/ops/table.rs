@@ -1,0 +1,637 @@
+//! THE elementwise op table: every unary, binary and ternary op declared once.
+//!
+//! An entry gives the op's enum variant and name, its in-place variant (if any), its dtype
+//! rule (PyTorch's), its cost class, its scalar function(s) and its doc text:
+//!
+//! ```text
+//! /// Hyperbolic sine.                        ← the doc of Tensor::sinh (and the Python method)
+//! Sinh sinh inplace(sinh_) rule(Float) cost(Math) kernel(same |x| real x.sinh(););
+//! ```
+//!
+//! Everything else is generated from the table by macros that receive it through
+//! [`for_each_unary_op!`](crate::for_each_unary_op) and
+//! [`for_each_binary_op!`](crate::for_each_binary_op):
+//! - here: the [`Unary`] and [`Binary`] enums, `name()`, `rule()`, `cost()`, the `Tensor`
+//!   methods and in-place methods with their docs, and [`OP_TABLE`];
+//! - in `kernel/unary.rs` and `kernel/binary.rs`: the CPU dispatch (`run_unary`,
+//!   `run_binary`), one monomorphised closure per op and dtype (the dtype is matched once
+//!   per call, never per element);
+//! - in the Python binding (`strata-py/src/elementwise.rs`): one native method per name,
+//!   and `_strata._op_table()`, from which `strata/__init__.py` builds its functions.
+//!
+//! **Adding an op** is one entry here (plus a scalar function in `kernel/math.rs` when the
+//! body is more than an expression) and its lines in `python/strata/__init__.pyi` (a test
+//! fails until they are there).
+//!
+//! # The kernel forms
+//!
+//! `kernel(FORM |x| ARMS)` (binary: `|a, b|`), each arm an expression followed by `;`;
+//! a dtype class without an arm is refused with PyTorch's "not implemented" text:
+//! - `same`: the result has the compute dtype. Arms `int` (`I`: the Rust integer type),
+//!   `real` (`R`: `f32`/`f64`), `half` (`H`: `f16`/`bf16`; by default the `real` arm in
+//!   `f32`, rounded back) and `bool`.
+//! - `pred`: a bool result; arms as `same`.
+//! - `any_dtype`: a bool result, one arm generic over every dtype (`T: Element`).
+//!
+//! The scalar functions are written with the traits of `kernel/math.rs` (`Int`, `Real`,
+//! `Half`) and the helpers there.
+//!
+//! # Dtype rules
+//!
+//! [`UnaryRule`] and [`BinaryRule`]: which compute and result dtype an input gives, or
+//! which error (applied by `ops/elementwise.rs` before anything is allocated).
+
+use crate::dtype::DType;
+
+/// How much work an op does per element: decides how soon a kernel goes parallel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cost {
+    /// Memory-bound arithmetic (`add`, `neg`, comparisons): worth threads only for large
+    /// tensors.
+    Memory,
+    /// A transcendental function (nanoseconds per element): worth a second thread sooner.
+    Math,
+}
+
+/// What a unary op does with a bool input whose dtype it keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoolIn {
+    /// PyTorch's "not implemented for 'Bool'".
+    Refuse,
+    /// An error with this text.
+    Error(&'static str),
+    /// Keep bool (the kernel's `bool` arm).
+    Keep,
+    /// Compute in, and return, this dtype (`square` of bool is int64).
+    As(DType),
+}
+
+/// The dtype rule of a unary op (PyTorch's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnaryRule {
+    /// The input's dtype out; bool as given.
+    Keep(BoolIn),
+    /// Float-only math: integer and bool inputs compute in float32 (the default dtype).
+    Float,
+    /// A predicate of the value: bool out (a bool input computes as uint8).
+    Pred,
+    /// A predicate of any dtype (bool included): bool out.
+    Logical,
+    /// Integers and bool only; floats are refused.
+    IntOnly,
+}
+
+/// What a binary op does with bool operands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoolIn2 {
+    /// A bool promoted dtype is refused ("not implemented for 'Bool'").
+    Refuse,
+    /// A bool promoted dtype runs the kernel's `bool` arm.
+    Keep,
+    /// Any bool operand is an error: the first text when both are bool, else the second.
+    Error(&'static str, &'static str),
+}
+
+/// The dtype rule of a binary op (PyTorch's), applied to the promoted dtype of the
+/// operands (scalars weak).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinaryRule {
+    /// The promoted dtype out.
+    Keep(BoolIn2),
+    /// Integers and bool only; floats are refused.
+    IntOnly(BoolIn2),
+    /// Float math: integer and bool operands compute in float32.
+    Float,
+    /// Float dtypes only: integer and bool operands are refused (no promotion).
+    FloatOnly,
+    /// Comparisons and logical ops: computed in the promoted dtype, bool out.
+    Compare,
+}
+
+/// A check a binary op makes on integer operands before anything is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// None.
+    Nothing,
+    /// An integer zero divisor is an error ("ZeroDivisionError").
+    ZeroDivisor,
+    /// A negative integer exponent is an error.
+    NegativeExponent,
+}
+
+/// PyTorch's text for `-bool_tensor`.
+pub(crate) const NEG_BOOL: &str = "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.";
+/// PyTorch's text for `bool - bool`.
+pub(crate) const SUB_BOOLS: &str = "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.";
+/// PyTorch's text for `bool - x`.
+pub(crate) const SUB_BOOL: &str = "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.";
+
+/// The unary op table. Invokes `$cb! { entries }`; see the [module doc](self).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! for_each_unary_op {
+    ($cb:ident) => {
+        $cb! {
+            /// `-x`. Integers wrap (`-i8::MIN == i8::MIN`, unsigned wrap modulo 2ⁿ); a bool
+            /// tensor is an error with PyTorch's text.
+            Neg neg inplace(neg_) rule(Keep(BoolIn::Error(NEG_BOOL))) cost(Memory)
+                kernel(same |x| int x.w_neg(); real -x;);
+            /// `+x`: a copy (PyTorch returns the input itself). A bool tensor is an error.
+            Positive positive inplace() rule(Keep(BoolIn::Error("The `+` operator, on a bool tensor is not supported."))) cost(Memory)
+                kernel(same |x| int x; real x;);
+            /// `|x|`, keeping the dtype; `abs(i8::MIN) == i8::MIN` as in PyTorch. Not for bool.
+            Abs abs inplace(abs_) rule(Keep(BoolIn::Refuse)) cost(Memory)
+                kernel(same |x| int x.w_abs(); real x.abs(););
+            /// `-1`, `0` or `1` in the input's dtype (bool: itself). NaN gives NaN (NumPy)
+            /// rather than PyTorch's `0`; `sign(-0.0)` is `0.0`.
+            Sign sign inplace(sign_) rule(Keep(BoolIn::Keep)) cost(Memory)
+                kernel(same |x| int x.sign(); real sign_real(x); bool x;);
+            /// `x·x`, keeping the dtype (integers wrap); bool gives int64, as PyTorch.
+            Square square inplace(square_) rule(Keep(BoolIn::As(DType::I64))) cost(Memory)
+                kernel(same |x| int x.w_mul(x); real x * x;);
+            /// `max(x, 0)`; NaN stays NaN. Not for bool.
+            Relu relu inplace(relu_) rule(Keep(BoolIn::Error("Boolean inputs not supported for relu"))) cost(Memory)
+                kernel(same |x| int if x.is_neg() { I::ZERO } else { x }; real if x < R::ZERO { R::ZERO } else { x };);
+            /// `√x`.
+            Sqrt sqrt inplace(sqrt_) rule(Float) cost(Memory) kernel(same |x| real x.sqrt(););
+            /// `1/√x`.
+            Rsqrt rsqrt inplace(rsqrt_) rule(Float) cost(Memory) kernel(same |x| real R::ONE / x.sqrt(););
+            /// `eˣ`.
+            Exp exp inplace(exp_) rule(Float) cost(Math) kernel(same |x| real x.exp(););
+            /// `2ˣ`.
+            Exp2 exp2 inplace(exp2_) rule(Float) cost(Math) kernel(same |x| real x.exp2(););
+            /// Natural logarithm.
+            Log log inplace(log_) rule(Float) cost(Math) kernel(same |x| real x.ln(););
+            /// Base-2 logarithm.
+            Log2 log2 inplace(log2_) rule(Float) cost(Math) kernel(same |x| real x.log2(););
+            /// Base-10 logarithm.
+            Log10 log10 inplace(log10_) rule(Float) cost(Math) kernel(same |x| real x.log10(););
+            /// `ln(1 + x)`, accurate near 0.
+            Log1p log1p inplace(log1p_) rule(Float) cost(Math) kernel(same |x| real x.ln_1p(););
+            /// `eˣ − 1`, accurate near 0.
+            Expm1 expm1 inplace(expm1_) rule(Float) cost(Math) kernel(same |x| real x.exp_m1(););
+            /// Sine.
+            Sin sin inplace(sin_) rule(Float) cost(Math) kernel(same |x| real x.sin(););
+            /// Cosine.
+            Cos cos inplace(cos_) rule(Float) cost(Math) kernel(same |x| real x.cos(););
+            /// Tangent.
+            Tan tan inplace(tan_) rule(Float) cost(Math) kernel(same |x| real x.tan(););
+            /// Arcsine, in `[-π/2, π/2]`; NaN outside `[-1, 1]`.
+            Asin asin inplace(asin_) rule(Float) cost(Math) kernel(same |x| real x.asin(););
+            /// Arccosine, in `[0, π]`; NaN outside `[-1, 1]`.
+            Acos acos inplace(acos_) rule(Float) cost(Math) kernel(same |x| real x.acos(););
+            /// Arctangent, in `[-π/2, π/2]`.
+            Atan atan inplace(atan_) rule(Float) cost(Math) kernel(same |x| real x.atan(););
+            /// Hyperbolic sine.
+            Sinh sinh inplace(sinh_) rule(Float) cost(Math) kernel(same |x| real x.sinh(););
+            /// Hyperbolic cosine.
+            Cosh cosh inplace(cosh_) rule(Float) cost(Math) kernel(same |x| real x.cosh(););
+            /// Hyperbolic tangent.
+            Tanh tanh inplace(tanh_) rule(Float) cost(Math) kernel(same |x| real x.tanh(););
+            /// Inverse hyperbolic sine.
+            Asinh asinh inplace(asinh_) rule(Float) cost(Math) kernel(same |x| real x.asinh(););
+            /// Inverse hyperbolic cosine; NaN below 1.
+            Acosh acosh inplace(acosh_) rule(Float) cost(Math) kernel(same |x| real x.acosh(););
+            /// Inverse hyperbolic tangent; ±∞ at ±1, NaN outside `[-1, 1]`.
+            Atanh atanh inplace(atanh_) rule(Float) cost(Math) kernel(same |x| real x.atanh(););
+            /// The logistic function `1 / (1 + e⁻ˣ)`.
+            Sigmoid sigmoid inplace(sigmoid_) rule(Float) cost(Math)
+                kernel(same |x| real R::ONE / (R::ONE + (-x).exp()););
+            /// GELU, PyTorch's default (erf) form: `x · ½ · (1 + erf(x/√2))`.
+            Gelu gelu inplace(gelu_) rule(Float) cost(Math)
+                kernel(same |x| real x * R::HALF * (R::ONE + (x * R::SQRT1_2).erf()););
+            /// The error function.
+            Erf erf inplace(erf_) rule(Float) cost(Math) kernel(same |x| real x.erf(););
+            /// The complementary error function `1 − erf(x)`, accurate for large `x`.
+            Erfc erfc inplace(erfc_) rule(Float) cost(Math) kernel(same |x| real x.erfc(););
+            /// The inverse error function: `erf(erfinv(y)) == y` on `[-1, 1]`, ±∞ at ±1,
+            /// NaN outside.
+            Erfinv erfinv inplace(erfinv_) rule(Float) cost(Math) kernel(same |x| real x.erfinv(););
+            /// `1/x`.
+            Reciprocal reciprocal inplace(reciprocal_) rule(Float) cost(Memory)
+                kernel(same |x| real R::ONE / x;);
+            /// Degrees to radians, `x · π/180`.
+            Deg2rad deg2rad inplace(deg2rad_) rule(Float) cost(Memory)
+                kernel(same |x| real x * R::from_f64(std::f64::consts::PI / 180.0););
+            /// Radians to degrees, `x · 180/π`.
+            Rad2deg rad2deg inplace(rad2deg_) rule(Float) cost(Memory)
+                kernel(same |x| real x * R::from_f64(180.0 / std::f64::consts::PI););
+            /// Round down; integers are returned unchanged (a copy). Not for bool.
+            Floor floor inplace(floor_) rule(Keep(BoolIn::Refuse)) cost(Memory)
+                kernel(same |x| int x; real x.floor(););
+            /// Round up; integers are returned unchanged (a copy). Not for bool.
+            Ceil ceil inplace(ceil_) rule(Keep(BoolIn::Refuse)) cost(Memory)
+                kernel(same |x| int x; real x.ceil(););
+            /// Round to nearest, ties to even (`round(2.5) == 2`); integers unchanged. Not
+            /// for bool.
+            Round round inplace(round_) rule(Keep(BoolIn::Refuse)) cost(Memory)
+                kernel(same |x| int x; real x.round_even(););
+            /// Round toward zero; integers unchanged. Not for bool.
+            Trunc trunc inplace(trunc_) rule(Keep(BoolIn::Refuse)) cost(Memory)
+                kernel(same |x| int x; real x.trunc(););
+            /// The fractional part `x − trunc(x)`, with the sign of `x` (NaN for ±∞). Floats
+            /// only, as PyTorch.
+            Frac frac inplace(frac_) rule(Keep(BoolIn::Refuse)) cost(Memory)
+                kernel(same |x| real x - x.trunc(););
+            /// `x == 0`, as a bool tensor (any dtype). In place, the bool result is cast
+            /// to the tensor's dtype.
+            LogicalNot logical_not inplace(logical_not_) rule(Logical) cost(Memory)
+                kernel(any_dtype |x| !x.is_nonzero(););
+            /// `!x` for integers, logical not for bool; an error for floats.
+            BitwiseNot bitwise_not inplace(bitwise_not_) rule(IntOnly) cost(Memory)
+                kernel(same |x| int x.not(); bool !x;);
+            /// True where the element is NaN (bool tensor; always false for integers).
+            IsNan isnan inplace() rule(Pred) cost(Memory)
+                kernel(pred |_x| int false; real _x.is_nan(););
+            /// True where the element is ±∞.
+            IsInf isinf inplace() rule(Pred) cost(Memory)
+                kernel(pred |_x| int false; real _x.is_infinite(););
+            /// True where the element is neither NaN nor ±∞.
+            IsFinite isfinite inplace() rule(Pred) cost(Memory)
+                kernel(pred |_x| int true; real _x.is_finite(););
+            /// True where the sign bit is set: negative numbers, `-0.0` and NaNs with the
+            /// sign bit (bool tensor; false for unsigned integers and bool).
+            Signbit signbit inplace() rule(Pred) cost(Memory)
+                kernel(pred |x| int x.is_neg(); real x.is_sign_negative(););
+        }
+    };
+}
+
+/// The binary op table. Invokes `$cb! { entries }`; see the [module doc](self).
+/// `check(…)` names a [`Check`] made before anything is written.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! for_each_binary_op {
+    ($cb:ident) => {
+        $cb! {
+            /// `self + other`. Integers wrap (`127i8 + 1 == -128`); bool + bool is "or".
+            Add add inplace(add_) rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
+                kernel(same |a, b| int a.w_add(b); real a + b; bool a | b;);
+            /// `self - other`. Integers wrap; any bool operand is an error (PyTorch's text).
+            Sub sub inplace(sub_) rule(Keep(BoolIn2::Error(SUB_BOOLS, SUB_BOOL))) cost(Memory) check(Nothing)
+                kernel(same |a, b| int a.w_sub(b); real a - b;);
+            /// `self * other`. Integers wrap; bool · bool is "and".
+            Mul mul inplace(mul_) rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
+                kernel(same |a, b| int a.w_mul(b); real a * b; bool a & b;);
+            /// True division: integer and bool inputs give float32; `x / 0` is ±∞ or NaN.
+            Div div inplace(div_) rule(Float) cost(Memory) check(Nothing)
+                kernel(same |a, b| real a / b;);
+            /// Python's `//` (rounds toward −∞). An integer zero divisor is an error
+            /// ("ZeroDivisionError") raised before anything is written.
+            FloorDivide floor_divide inplace(floor_divide_) rule(Keep(BoolIn2::Refuse)) cost(Memory) check(ZeroDivisor)
+                kernel(same |a, b| int floor_div_int(a, b); real floor_div_real(a, b););
+            /// Python's `%`: the result takes the divisor's sign, for floats and integers. An
+            /// integer zero divisor is an error ("ZeroDivisionError").
+            Remainder remainder inplace(remainder_) rule(Keep(BoolIn2::Refuse)) cost(Memory) check(ZeroDivisor)
+                kernel(same |a, b| int remainder_int(a, b); real remainder_real(a, b););
+            /// C's `fmod`: the remainder of truncating division, with the dividend's sign,
+            /// keeping integer dtypes. An integer zero divisor is an error
+            /// ("ZeroDivisionError"), as for [`remainder`](Self::remainder).
+            Fmod fmod inplace(fmod_) rule(Keep(BoolIn2::Refuse)) cost(Memory) check(ZeroDivisor)
+                kernel(same |a, b| int a.w_rem(b); real a % b;);
+            /// `selfᵒᵗʰᵉʳ`. Integers wrap; a negative integer exponent with an integer base is
+            /// an error ("Integers to negative integer powers are not allowed.").
+            Pow pow inplace(pow_) rule(Keep(BoolIn2::Refuse)) cost(Math) check(NegativeExponent)
+                kernel(same |a, b| int pow_int(a, b); real a.powf(b););
+            /// The larger of the two; NaN if either is NaN (bool: "or").
+            Maximum maximum inplace(maximum_) rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
+                kernel(same |a, b| int a.max(b); real maximum_real(a, b); bool a | b;);
+            /// The smaller of the two; NaN if either is NaN (bool: "and").
+            Minimum minimum inplace(minimum_) rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
+                kernel(same |a, b| int a.min(b); real minimum_real(a, b); bool a & b;);
+            /// The larger of the two, ignoring a NaN (NaN only when both are).
+            Fmax fmax inplace() rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
+                kernel(same |a, b| int a.max(b); real fmax_real(a, b); bool a | b;);
+            /// The smaller of the two, ignoring a NaN (NaN only when both are).
+            Fmin fmin inplace() rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
+                kernel(same |a, b| int a.min(b); real fmin_real(a, b); bool a & b;);
+            /// `atan2(self, other)`, the angle of the point `(other, self)`; integers give
+            /// float32.
+            Atan2 atan2 inplace(atan2_) rule(Float) cost(Math) check(Nothing)
+                kernel(same |a, b| real a.atan2(b););
+            /// `√(self² + other²)` without undue overflow. Floats only, as PyTorch.
+            Hypot hypot inplace(hypot_) rule(FloatOnly) cost(Math) check(Nothing)
+                kernel(same |a, b| real a.hypot(b););
+            /// The magnitude of `self` with the sign of `other` (`-0.0` counts as negative);
+            /// integers give float32.
+            Copysign copysign inplace(copysign_) rule(Float) cost(Memory) check(Nothing)
+                kernel(same |a, b| real a.copysign(b););
+            /// `ln(eˢᵉˡᶠ + eᵒᵗʰᵉʳ)` without overflow. Floats only, as PyTorch.
+            Logaddexp logaddexp inplace() rule(FloatOnly) cost(Math) check(Nothing)
+                kernel(same |a, b| real logaddexp_real(a, b););
+            /// `log₂(2ˢᵉˡᶠ + 2ᵒᵗʰᵉʳ)` without overflow. Floats only, as PyTorch.
+            Logaddexp2 logaddexp2 inplace() rule(FloatOnly) cost(Math) check(Nothing)
+                kernel(same |a, b| real logaddexp2_real(a, b););
+            /// `self · ln(other)`, and 0 where `self == 0` (unless `other` is NaN); integers
+            /// give float32.
+            Xlogy xlogy inplace(xlogy_) rule(Float) cost(Math) check(Nothing)
+                kernel(same |a, b| real xlogy_real(a, b););
+            /// The next representable value after `self` towards `other`, in the tensor's own
+            /// precision (`float16`/`bfloat16` included). Floats only, as PyTorch.
+            Nextafter nextafter inplace(nextafter_) rule(FloatOnly) cost(Memory) check(Nothing)
+                kernel(same |a, b| real a.next_after(b); half nextafter_half(a, b););
+            /// The Heaviside step: `0` where `self < 0`, `other` where `self == 0`, `1` where
+            /// `self > 0`; NaN stays NaN (NumPy; PyTorch gives 0).
+            Heaviside heaviside inplace(heaviside_) rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
+                kernel(same |a, b| int heaviside_int(a, b); real heaviside_real(a, b); bool a | b;);
+            /// `self == other`, as a bool tensor (compared in the promoted dtype).
+            Eq eq inplace() rule(Compare) cost(Memory) check(Nothing)
+                kernel(pred |a, b| int a == b; real a == b; bool a == b;);
+            /// `self != other`, as a bool tensor.
+            Ne ne inplace() rule(Compare) cost(Memory) check(Nothing)
+                kernel(pred |a, b| int a != b; real a != b; bool a != b;);
+            /// `self < other`, as a bool tensor.
+            Lt lt inplace() rule(Compare) cost(Memory) check(Nothing)
+                kernel(pred |a, b| int a < b; real a < b; bool !a & b;);
+            /// `self <= other`, as a bool tensor.
+            Le le inplace() rule(Compare) cost(Memory) check(Nothing)
+                kernel(pred |a, b| int a <= b; real a <= b; bool !a | b;);
+            /// `self > other`, as a bool tensor.
+            Gt gt inplace() rule(Compare) cost(Memory) check(Nothing)
+                kernel(pred |a, b| int a > b; real a > b; bool a & !b;);
+            /// `self >= other`, as a bool tensor.
+            Ge ge inplace() rule(Compare) cost(Memory) check(Nothing)
+                kernel(pred |a, b| int a >= b; real a >= b; bool a | !b;);
+            /// Both non-zero, as a bool tensor.
+            LogicalAnd logical_and inplace() rule(Compare) cost(Memory) check(Nothing)
+                kernel(any_dtype |a, b| a.is_nonzero() & b.is_nonzero(););
+            /// Either non-zero, as a bool tensor.
+            LogicalOr logical_or inplace() rule(Compare) cost(Memory) check(Nothing)
+                kernel(any_dtype |a, b| a.is_nonzero() | b.is_nonzero(););
+            /// Exactly one non-zero, as a bool tensor.
+            LogicalXor logical_xor inplace() rule(Compare) cost(Memory) check(Nothing)
+                kernel(any_dtype |a, b| a.is_nonzero() ^ b.is_nonzero(););
+            /// Bitwise `&` of integers or bools; floats are an error.
+            BitwiseAnd bitwise_and inplace(bitwise_and_) rule(IntOnly(BoolIn2::Keep)) cost(Memory) check(Nothing)
+                kernel(same |a, b| int a.and(b); bool a & b;);
+            /// Bitwise `|` of integers or bools; floats are an error.
+            BitwiseOr bitwise_or inplace(bitwise_or_) rule(IntOnly(BoolIn2::Keep)) cost(Memory) check(Nothing)
+                kernel(same |a, b| int a.or(b); bool a | b;);
+            /// Bitwise `^` of integers or bools; floats are an error.
+            BitwiseXor bitwise_xor inplace(bitwise_xor_) rule(IntOnly(BoolIn2::Keep)) cost(Memory) check(Nothing)
+                kernel(same |a, b| int a.xor(b); bool a ^ b;);
+            /// `self << other` on integers; a negative or too-large count gives 0 (PyTorch).
+            LeftShift bitwise_left_shift inplace(bitwise_left_shift_) rule(IntOnly(BoolIn2::Refuse)) cost(Memory) check(Nothing)
+                kernel(same |a, b| int shl_int(a, b););
+            /// `self >> other` on integers (arithmetic for signed types); a negative or
+            /// too-large count gives the sign fill (PyTorch).
+            RightShift bitwise_right_shift inplace(bitwise_right_shift_) rule(IntOnly(BoolIn2::Refuse)) cost(Memory) check(Nothing)
+                kernel(same |a, b| int shr_int(a, b););
+        }
+    };
+}
+
+/// The ternary op table: name, in-place variant and cost. Their `Tensor` methods take
+/// special arguments (`where_cond(cond, a, b)`, `clamp(min, max)`), so they are written in
+/// `ops/elementwise.rs`; the CPU dispatch is `kernel/ternary.rs`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! for_each_ternary_op {
+    ($cb:ident) => {
+        $cb! {
+            /// `cond ? a : b` elementwise (PyTorch's `torch.where`).
+            Where where inplace() cost(Memory);
+            /// Clamps into `[min, max]`.
+            Clamp clamp inplace(clamp_) cost(Memory);
+        }
+    };
+}
+
+/// One row of [`OP_TABLE`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpInfo {
+    /// The method name (`"sinh"`).
+    pub name: &'static str,
+    /// Tensor operands: 1, 2 or 3.
+    pub arity: u8,
+    /// The in-place method (`"sinh_"`), if any.
+    pub inplace: Option<&'static str>,
+    /// The cost class.
+    pub cost: Cost,
+}
+
+/// `Some("name_")` for an in-place method, else `None`.
+macro_rules! opt_name {
+    () => {
+        None
+    };
+    ($ip:ident) => {
+        Some(stringify!($ip))
+    };
+}
+
+macro_rules! define_unary {
+    ($( $(#[doc = $doc:tt])* $Kind:ident $name:ident inplace($($ip:ident)?) rule($($rule:tt)*)
+        cost($cost:ident) kernel($($k:tt)*); )*) => {
+        /// The unary elementwise ops (one per entry of the table).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Unary { $( #[doc = concat!("`", stringify!($name), "`")] $Kind, )* }
+
+        impl Unary {
+            /// Every unary op, in table order.
+            pub const ALL: &'static [Unary] = &[$(Unary::$Kind),*];
+
+            /// The method name.
+            pub fn name(self) -> &'static str {
+                match self { $( Unary::$Kind => stringify!($name), )* }
+            }
+
+            /// The dtype rule.
+            pub fn rule(self) -> UnaryRule {
+                use UnaryRule::*;
+                match self { $( Unary::$Kind => $($rule)*, )* }
+            }
+
+            /// The cost class.
+            pub fn cost(self) -> Cost {
+                match self { $( Unary::$Kind => Cost::$cost, )* }
+            }
+
+            /// The in-place method name, if any.
+            pub fn inplace(self) -> Option<&'static str> {
+                match self { $( Unary::$Kind => opt_name!($($ip)?), )* }
+            }
+        }
+
+        /// # Unary elementwise ops
+        ///
+        /// Each returns a new tensor with the input's shape whose dim order follows the
+        /// input's (an op on a transposed tensor gives a transposed result). Float-only
+        /// math on integer or bool tensors computes in float32, as PyTorch; `f16`/`bf16`
+        /// compute through `f32`.
+        impl crate::Tensor {$(
+            $(#[doc = $doc])*
+            ///
+            /// # Errors
+            /// An unsupported dtype (see above), or a failed allocation.
+            pub fn $name(&self) -> crate::Result<crate::Tensor> {
+                super::elementwise::unary(Unary::$Kind, self, super::elementwise::Dest::New)
+            }
+        )*}
+
+        /// # In-place unary ops
+        ///
+        /// `x.op_()` writes `x.op()` into `x` itself and returns it. As in PyTorch, the
+        /// result dtype must be castable to `x`'s (`int_tensor.sqrt_()` is an error:
+        /// "result type Float can't be cast to the desired output type Long").
+        impl crate::Tensor {$($(
+            #[doc = concat!("In-place [`", stringify!($name), "`](Self::", stringify!($name), ").")]
+            ///
+            /// # Errors
+            /// As the out-of-place op; also a dtype that cannot hold the result, a
+            /// read-only tensor, or one whose elements alias each other.
+            pub fn $ip(&self) -> crate::Result<&Self> {
+                super::elementwise::unary(Unary::$Kind, self, super::elementwise::Dest::Into(self))?;
+                Ok(self)
+            }
+        )?)*}
+
+        const UNARY_INFO: &[OpInfo] = &[$(OpInfo {
+            name: stringify!($name),
+            arity: 1,
+            inplace: opt_name!($($ip)?),
+            cost: Cost::$cost,
+        }),*];
+    };
+}
+
+macro_rules! define_binary {
+    ($( $(#[doc = $doc:tt])* $Kind:ident $name:ident inplace($($ip:ident)?) rule($($rule:tt)*)
+        cost($cost:ident) check($check:ident) kernel($($k:tt)*); )*) => {
+        /// The binary elementwise ops (one per entry of the table).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Binary { $( #[doc = concat!("`", stringify!($name), "`")] $Kind, )* }
+
+        impl Binary {
+            /// Every binary op, in table order.
+            pub const ALL: &'static [Binary] = &[$(Binary::$Kind),*];
+
+            /// The method name.
+            pub fn name(self) -> &'static str {
+                match self { $( Binary::$Kind => stringify!($name), )* }
+            }
+
+            /// The dtype rule.
+            pub fn rule(self) -> BinaryRule {
+                use BinaryRule::*;
+                match self { $( Binary::$Kind => $($rule)*, )* }
+            }
+
+            /// The cost class.
+            pub fn cost(self) -> Cost {
+                match self { $( Binary::$Kind => Cost::$cost, )* }
+            }
+
+            /// The check on integer operands made before anything is written.
+            pub fn check(self) -> Check {
+                match self { $( Binary::$Kind => Check::$check, )* }
+            }
+
+            /// The in-place method name, if any.
+            pub fn inplace(self) -> Option<&'static str> {
+                match self { $( Binary::$Kind => opt_name!($($ip)?), )* }
+            }
+
+            /// The op named `name`.
+            pub fn from_name(name: &str) -> Option<Binary> {
+                match name { $( stringify!($name) => Some(Binary::$Kind), )* _ => None }
+            }
+        }
+
+        /// # Binary elementwise ops
+        ///
+        /// `other` is a tensor (`&b`) or a Rust scalar (`2.0`, `3`, `true`); shapes
+        /// broadcast as in PyTorch and the result dtype follows PyTorch's promotion, where
+        /// scalars and 0-d tensors are weak (`int32 + 1.5 → float32`, `float16 + 0-d
+        /// float64 → float16`). The result's dim order follows the inputs'.
+        impl crate::Tensor {$(
+            $(#[doc = $doc])*
+            ///
+            /// # Errors
+            /// Shapes that do not broadcast (PyTorch's text), an unsupported dtype, or a
+            /// failed allocation.
+            pub fn $name<'a>(&self, other: impl Into<crate::kernel::plan::Operand<'a>>) -> crate::Result<crate::Tensor> {
+                super::elementwise::binary(
+                    Binary::$Kind,
+                    &crate::kernel::plan::Operand::Tensor(self),
+                    &other.into(),
+                    super::elementwise::Dest::New,
+                )
+            }
+        )*}
+
+        /// # In-place binary ops
+        ///
+        /// `x.op_(other)` writes `x.op(other)` into `x` and returns it. `other` must
+        /// broadcast to `x`'s shape, and the promoted result dtype must be castable to
+        /// `x`'s, as in PyTorch (`int_tensor.div_(2)` is an error: "result type Float
+        /// can't be cast to the desired output type Long"). An input that overlaps `x` in
+        /// memory (`x.add_(&x.flip(&[0])?)`) is read completely before `x` is written.
+        impl crate::Tensor {$($(
+            #[doc = concat!("In-place [`", stringify!($name), "`](Self::", stringify!($name), ").")]
+            ///
+            /// # Errors
+            /// As the out-of-place op; also a result that does not fit `self`'s shape or
+            /// dtype, a read-only tensor, or one whose elements alias each other.
+            pub fn $ip<'a>(&self, other: impl Into<crate::kernel::plan::Operand<'a>>) -> crate::Result<&Self> {
+                super::elementwise::binary(
+                    Binary::$Kind,
+                    &crate::kernel::plan::Operand::Tensor(self),
+                    &other.into(),
+                    super::elementwise::Dest::Into(self),
+                )?;
+                Ok(self)
+            }
+        )?)*}
+
+        const BINARY_INFO: &[OpInfo] = &[$(OpInfo {
+            name: stringify!($name),
+            arity: 2,
+            inplace: opt_name!($($ip)?),
+            cost: Cost::$cost,
+        }),*];
+    };
+}
+
+macro_rules! define_ternary {
+    ($( $(#[doc = $doc:tt])* $Kind:ident $name:ident inplace($($ip:ident)?) cost($cost:ident); )*) => {
+        /// The ternary elementwise ops.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Ternary { $( $(#[doc = $doc])* $Kind, )* }
+
+        impl Ternary {
+            /// Every ternary op, in table order.
+            pub const ALL: &'static [Ternary] = &[$(Ternary::$Kind),*];
+
+            /// The op's name.
+            pub fn name(self) -> &'static str {
+                match self { $( Ternary::$Kind => stringify!($name), )* }
+            }
+
+            /// The cost class.
+            pub fn cost(self) -> Cost {
+                match self { $( Ternary::$Kind => Cost::$cost, )* }
+            }
+        }
+
+        const TERNARY_INFO: &[OpInfo] = &[$(OpInfo {
+            name: stringify!($name),
+            arity: 3,
+            inplace: opt_name!($($ip)?),
+            cost: Cost::$cost,
+        }),*];
+    };
+}
+
+crate::for_each_unary_op!(define_unary);
+crate::for_each_binary_op!(define_binary);
+crate::for_each_ternary_op!(define_ternary);
+
+/// Every elementwise op: unary, then binary, then ternary, each in table order.
+pub fn op_table() -> impl Iterator<Item = OpInfo> {
+    UNARY_INFO
+        .iter()
+        .chain(BINARY_INFO)
+        .chain(TERNARY_INFO)
+        .copied()
+}
