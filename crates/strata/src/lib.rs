@@ -26,6 +26,7 @@ pub mod error;
 pub mod interop;
 pub mod kernel;
 pub mod layout;
+pub(crate) mod ops;
 pub mod storage;
 pub mod tensor;
 

@@ -7,7 +7,7 @@ pub(crate) mod copy;
 pub(crate) mod elementwise;
 pub(crate) mod engine;
 pub(crate) mod ewise;
-mod gather;
+pub(crate) mod gather;
 mod math;
 mod matmul;
 pub mod plan;
