@@ -912,7 +912,6 @@ __all__ = [
     "contiguous",
     "clone",
     "index_select",
-    "nonzero",
     "neg",
     "abs",
     "sign",
@@ -989,4 +988,5 @@ __all__ = [
     "logsumexp",
     "cumsum",
     "cumprod",
+    "nonzero",
 ]

@@ -806,3 +806,17 @@ fn index_put_casts_the_value() {
     .unwrap();
     assert_eq!(x.to_vec::<i32>().unwrap(), vec![-2, 0, 1]);
 }
+
+#[test]
+fn huge_expanded_masks_and_indices_are_resource_errors() {
+    const HUGE: i64 = 1 << 46;
+    let x = Tensor::zeros(&[4], DType::F64).unwrap();
+    let v = x.narrow(0, 0, 1).unwrap().expand(&[HUGE]).unwrap();
+    let m = Tensor::scalar(true).expand(&[HUGE]).unwrap();
+    let e = v.index(&[m.clone().into()]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Resource, "{e}");
+    assert_eq!(m.nonzero().unwrap_err().kind(), ErrorKind::Resource);
+    let i = Tensor::scalar(0i64).expand(&[HUGE]).unwrap();
+    let e = x.index(&[i.into()]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Resource, "{e}");
+}

@@ -259,7 +259,15 @@ fn resolve(op: &'static str, t: &Tensor, key: &[TensorIndex]) -> Result<Resolved
 }
 
 /// Offsets `Σ coord·weights` of the true elements of a `bool` tensor, row-major.
+///
+/// A mask is read element by element: one with more elements than this machine has bytes
+/// of memory (an expanded view) would take hours to read and could not be a dense mask;
+/// it is refused as out of memory, as reading it into a list of its values would be.
 fn true_offsets(op: &'static str, mask: &Tensor, weights: &[isize]) -> Result<Vec<isize>> {
+    let n = mask.numel();
+    if n > crate::storage::physical_memory().unwrap_or(usize::MAX) {
+        return Err(Error::out_of_memory(op, n as u128));
+    }
     // backend seam
     gather::true_offsets(op, mask, weights)
 }
