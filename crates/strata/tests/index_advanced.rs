@@ -667,7 +667,7 @@ fn mask(v: &[bool], shape: &[usize]) -> TensorIndex {
 }
 
 fn err_text(r: strata::Result<Tensor>) -> String {
-    let e = r.err().expect("an error");
+    let e = r.expect_err("an error");
     assert_eq!(e.kind(), ErrorKind::Index, "{e}");
     e.to_string()
 }
