@@ -149,7 +149,9 @@ clamp matmul mm mv bmm dot outer
 sum prod mean amax amin max min argmax argmin all any var std logsumexp cumsum cumprod
 """.split()
 
-for _name in _FUNCTIONS:
+_INDEX_FUNCTIONS = ["nonzero"]  # indexing ops (crates/strata/src/ops/index.rs)
+
+for _name in _FUNCTIONS + _INDEX_FUNCTIONS:
     globals()[_name] = _method(_name)
 del _name
 
@@ -240,6 +242,7 @@ __all__ = [
     "safetensors",
     "multiprocessing",
     *_FUNCTIONS,
+    *_INDEX_FUNCTIONS,
 ]
 from . import safetensors  # noqa: E402  (submodule; after the names it uses)
 from . import multiprocessing  # noqa: E402  (registers the ForkingPickler reducer)

@@ -308,6 +308,21 @@ class Tensor:
     def __len__(self) -> builtins.int: ...
     def __iter__(self) -> Iterator[Tensor]: ...
     def index_select(self, dim: builtins.int, index: _Size | Tensor) -> Tensor: ...
+    @overload
+    def nonzero(self, *, as_tuple: Literal[False] = False) -> Tensor:
+        """The coordinates of the non-zero elements, row-major: an ``(n, ndim)`` int64
+        tensor (NaN counts as non-zero)."""
+    @overload
+    def nonzero(self, *, as_tuple: Literal[True]) -> tuple[Tensor, ...]:
+        """One 1-D int64 tensor of coordinates per dim (a 0-d tensor counts as 1-D)."""
+    def index_put_(
+        self,
+        indices: tuple[_IndexEntry, ...] | list[_IndexEntry],
+        values: _TensorLike,
+        accumulate: builtins.bool = False,
+    ) -> Tensor:
+        """``self[indices] = values`` in place (``+=`` for every repeat with
+        ``accumulate``); returns ``self``."""
 
     # ----- conversions
     def tolist(self) -> _NestedList: ...
@@ -762,6 +777,10 @@ def unbind(input: _Input, dim: builtins.int | None = None) -> list[Tensor]: ...
 def contiguous(input: _Input) -> Tensor: ...
 def clone(input: _Input) -> Tensor: ...
 def index_select(input: _Input, dim: builtins.int, index: _Size | Tensor) -> Tensor: ...
+@overload
+def nonzero(input: _Input, *, as_tuple: Literal[False] = False) -> Tensor: ...
+@overload
+def nonzero(input: _Input, *, as_tuple: Literal[True]) -> tuple[Tensor, ...]: ...
 
 # unary
 def neg(input: _Input) -> Tensor: ...
@@ -1092,4 +1111,5 @@ __all__ = [
     "logsumexp",
     "cumsum",
     "cumprod",
+    "nonzero",
 ]

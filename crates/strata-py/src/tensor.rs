@@ -178,24 +178,17 @@ fn dim_arg(d: Option<i64>) -> i64 {
     d.unwrap_or(0)
 }
 
-/// One parsed index entry: a basic one, or an advanced (copying) one.
-enum Entry {
-    Basic(TensorIndex),
-    /// Integer positions along one dim (from an int tensor or list), with their shape.
-    Ints(Tensor),
-    /// A boolean mask over as many dims as it has.
-    Mask(Tensor),
-}
-
-fn parse_entry(obj: &Bound<'_, PyAny>) -> PyResult<Entry> {
+/// One entry of a key, as the core's [`TensorIndex`]: ints, slices, `None`, `...`,
+/// tensors, and lists, tuples and NumPy arrays as index tensors.
+fn parse_entry(obj: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
     if obj.is_none() {
-        return Ok(Entry::Basic(TensorIndex::NewAxis));
+        return Ok(TensorIndex::NewAxis);
     }
     if obj.is_instance_of::<PyEllipsis>() {
-        return Ok(Entry::Basic(TensorIndex::Ellipsis));
+        return Ok(TensorIndex::Ellipsis);
     }
     if let Ok(s) = obj.cast::<PySlice>() {
-        return slice_index(s).map(Entry::Basic);
+        return slice_index(s);
     }
     if obj.is_instance_of::<pyo3::types::PyBool>() {
         return Err(err(
@@ -205,27 +198,11 @@ fn parse_entry(obj: &Bound<'_, PyAny>) -> PyResult<Entry> {
         ));
     }
     if let Ok(t) = obj.cast::<PyTensor>() {
-        let t = t.get().inner.clone();
-        return match t.dtype() {
-            DType::Bool => Ok(Entry::Mask(t)),
-            dt if dt.is_int() => {
-                if t.ndim() == 0 {
-                    Ok(Entry::Basic(TensorIndex::Int(t.item().py()?.to::<i64>())))
-                } else {
-                    Ok(Entry::Ints(t.to_dtype(DType::I64).py()?))
-                }
-            }
-            dt => Err(err(
-                ErrorKind::Index,
-                "index",
-                format!(
-                    "tensors used as indices must be long, int, byte or bool tensors, got {dt}"
-                ),
-            )),
-        };
+        // The core checks the dtype and reads a 0-d integer tensor as an int.
+        return Ok(TensorIndex::tensor(t.get().inner.clone()));
     }
     if let Ok(i) = index_arg(obj) {
-        return Ok(Entry::Basic(TensorIndex::Int(i)));
+        return Ok(TensorIndex::Int(i));
     }
     if obj.is_instance_of::<PyList>()
         || obj.is_instance_of::<PyTuple>()
@@ -233,9 +210,10 @@ fn parse_entry(obj: &Bound<'_, PyAny>) -> PyResult<Entry> {
     {
         let t = crate::module::tensor_from(obj, None)?;
         return match t.dtype() {
-            DType::Bool => Ok(Entry::Mask(t)),
-            dt if dt.is_int() => Ok(Entry::Ints(t.to_dtype(DType::I64).py()?)),
-            DType::F32 if t.numel() == 0 => Ok(Entry::Ints(t.to_dtype(DType::I64).py()?)),
+            DType::Bool => Ok(TensorIndex::tensor(t)),
+            dt if dt.is_int() => Ok(TensorIndex::tensor(t)),
+            // `[]` makes an empty float tensor: no positions.
+            DType::F32 if t.numel() == 0 => Ok(TensorIndex::tensor(t.to_dtype(DType::I64).py()?)),
             dt => Err(err(
                 ErrorKind::Index,
                 "index",
@@ -311,6 +289,13 @@ fn slice_index(s: &Bound<'_, PySlice>) -> PyResult<TensorIndex> {
 /// The most entries a key may have to take [`fast_key`].
 const FAST_KEY: usize = 8;
 
+/// The buffer [`fast_key`] parses into. It only ever holds basic entries (no tensor),
+/// which own nothing: `ManuallyDrop` spares the per-call drop of its slots.
+#[inline(always)]
+fn fast_buf() -> std::mem::ManuallyDrop<[TensorIndex; FAST_KEY]> {
+    std::mem::ManuallyDrop::new([const { TensorIndex::NewAxis }; FAST_KEY])
+}
+
 /// A key made only of plain ints, slices that [`slice_index`] accepts, `None` and `...`,
 /// parsed into `buf` without touching the heap: the number of entries, or `None` when any
 /// entry needs [`parse_entry`] (which also owns every error text, so a fast key can only
@@ -351,7 +336,7 @@ fn fast_entry(obj: &Bound<'_, PyAny>, slot: &mut TensorIndex) -> Option<()> {
     Some(())
 }
 
-fn parse_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<Entry>> {
+fn parse_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<TensorIndex>> {
     if let Ok(t) = key.cast::<PyTuple>() {
         t.iter().map(|k| parse_entry(&k)).collect()
     } else {
@@ -359,294 +344,26 @@ fn parse_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<Entry>> {
     }
 }
 
-/// The result of the basic part of an index: a view, plus the advanced entries as
-/// (dim of the view, integer index tensors — one per masked dim for masks).
-struct Plan {
-    view: Tensor,
-    advanced: Vec<(usize, Tensor)>,
-}
-
-fn plan_index(t: &Tensor, entries: Vec<Entry>) -> PyResult<Plan> {
-    // Replace advanced entries by full slices (a mask of k dims by k slices) and note the
-    // view dim each lands on.
-    let mut basic: Vec<TensorIndex> = Vec::new();
-    let mut pending: Vec<(usize, Tensor)> = Vec::new(); // (position in `basic`, ints)
-    let mut masks: Vec<(usize, Vec<usize>)> = Vec::new(); // (position in `basic`, mask shape)
-    for e in entries {
-        match e {
-            Entry::Basic(b) => basic.push(b),
-            Entry::Ints(ix) => {
-                pending.push((basic.len(), ix));
-                basic.push(TensorIndex::full());
-            }
-            Entry::Mask(m) => {
-                masks.push((basic.len(), m.shape().to_vec()));
-                // nonzero(): one integer tensor per mask dim.
-                let cols = nonzero(&m)?;
-                for c in cols {
-                    pending.push((basic.len(), c));
-                    basic.push(TensorIndex::full());
-                }
-            }
-        }
-    }
-    let view = t.index(&basic).py()?;
-    if pending.is_empty() {
-        return Ok(Plan {
-            view,
-            advanced: Vec::new(),
-        });
-    }
-    // Map positions in `basic` to dims of the view.
-    let consumed = basic
-        .iter()
-        .filter(|b| matches!(b, TensorIndex::Int(_) | TensorIndex::Slice { .. }))
-        .count();
-    let mut dim_of = Vec::with_capacity(basic.len());
-    let mut d = 0usize;
-    for b in &basic {
-        dim_of.push(d);
-        match b {
-            TensorIndex::Int(_) => {}
-            TensorIndex::Slice { .. } | TensorIndex::NewAxis => d += 1,
-            TensorIndex::Ellipsis => d += t.ndim() - consumed,
-        }
-    }
-    for (p, mshape) in masks {
-        let d = dim_of[p];
-        let covered = view.shape().get(d..d + mshape.len());
-        if covered != Some(&mshape[..]) {
-            return Err(err(
-                ErrorKind::Index,
-                "index",
-                format!(
-                    "The shape of the mask {mshape:?} at index {d} does not match the shape of the indexed tensor {:?}",
-                    view.shape()
-                ),
-            ));
-        }
-    }
-    let advanced = pending.into_iter().map(|(p, ix)| (dim_of[p], ix)).collect();
-    Ok(Plan { view, advanced })
-}
-
-/// Integer coordinates of the true elements of a mask, one 1-D tensor per dim.
-fn nonzero(m: &Tensor) -> PyResult<Vec<Tensor>> {
-    let vals = m.to_vec::<bool>().py()?;
-    let shape = m.shape();
-    let nd = shape.len();
-    // The mask may be an expanded view of far more elements than memory holds: size the
-    // index lists by the count of trues, fallibly.
-    let trues = vals.iter().filter(|&&v| v).count();
-    let mut cols: Vec<Vec<i64>> = Vec::with_capacity(nd.max(1));
-    for _ in 0..nd.max(1) {
-        cols.push(strata::try_vec("index", trues).py()?);
-    }
-    for (flat, &v) in vals.iter().enumerate() {
-        if v {
-            let mut rem = flat;
-            for d in (0..nd).rev() {
-                cols[d].push((rem % shape[d]) as i64);
-                rem /= shape[d];
-            }
-        }
-    }
-    if nd == 0 {
-        return Err(err(
-            ErrorKind::Index,
-            "index",
-            "0-d boolean masks are not supported",
-        ));
-    }
-    cols.into_iter()
-        .map(|c| {
-            let n = c.len();
-            Tensor::from_vec(c, &[n]).py()
-        })
-        .collect()
-}
-
-/// Broadcasts the advanced index tensors, moves their dims to the front of the view and
-/// returns (view with advanced dims first, broadcast index shape, flat index lists per
-/// advanced dim, whether the advanced dims were adjacent and where they started).
-struct Advanced {
-    front: Tensor,
-    nadv: usize,
-    bshape: Vec<usize>,
-    idx: Vec<Vec<i64>>,
-    insert_at: usize,
-}
-
-fn advanced(plan: &Plan) -> PyResult<Advanced> {
-    let dims: Vec<usize> = plan.advanced.iter().map(|(d, _)| *d).collect();
-    let mut sorted = dims.clone();
-    sorted.sort_unstable();
-    sorted.dedup();
-    if sorted.len() != dims.len() {
-        return Err(err(
-            ErrorKind::Index,
-            "index",
-            "a dim was indexed by two advanced indices",
-        ));
-    }
-    let adjacent = dims.windows(2).all(|w| w[1] == w[0] + 1);
-    let shapes: Vec<&[usize]> = plan.advanced.iter().map(|(_, t)| t.shape()).collect();
-    let bshape = strata::layout::broadcast::broadcast_all("index", &shapes)
-        .map_err(|_| {
-            let list: Vec<String> = shapes.iter().map(|s| format!("{s:?}")).collect();
-            err(
-                ErrorKind::Index,
-                "index",
-                format!(
-                    "shape mismatch: indexing tensors could not be broadcast together with shapes {}",
-                    list.join(", ")
-                ),
-            )
-        })?
-        .to_vec();
-    let mut idx = Vec::new();
-    for (_, t) in &plan.advanced {
-        idx.push(t.broadcast_to(&bshape).py()?.to_vec::<i64>().py()?);
-    }
-    let src: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
-    let dst: Vec<i64> = (0..dims.len() as i64).collect();
-    let front = plan.view.movedim(&src, &dst).py()?;
-    Ok(Advanced {
-        front,
-        nadv: dims.len(),
-        bshape,
-        idx,
-        insert_at: if adjacent { dims[0] } else { 0 },
-    })
-}
-
-/// Linear positions over the leading `nadv` dims of `front` for each broadcast index.
-fn linear_positions(a: &Advanced) -> PyResult<Vec<i64>> {
-    let sizes = &a.front.shape()[..a.nadv];
-    // The index tensors were broadcast to `bshape`, so its element count fits (0 when a
-    // size is 0, whatever the others).
-    let count = strata::layout::numel_of(&a.bshape);
-    let mut out = strata::try_vec("index", count).py()?;
-    for j in 0..count {
-        let mut lin: i64 = 0;
-        for (k, &n) in sizes.iter().enumerate() {
-            let i = a.idx[k][j];
-            let w = if i < 0 { i + n as i64 } else { i };
-            if w < 0 || w >= n as i64 {
-                return Err(err(
-                    ErrorKind::Index,
-                    "index",
-                    format!("index {i} is out of bounds for dimension {k} with size {n}"),
-                ));
-            }
-            lin = lin * n as i64 + w;
-        }
-        out.push(lin);
-    }
-    Ok(out)
-}
-
-fn getitem(t: &Tensor, key: &Bound<'_, PyAny>) -> PyResult<Tensor> {
-    let plan = plan_index(t, parse_key(key)?)?;
-    if plan.advanced.is_empty() {
-        return Ok(plan.view);
-    }
-    let a = advanced(&plan)?;
-    let lin = linear_positions(&a)?;
-    let flat = a.front.flatten(0, a.nadv as i64 - 1).py()?;
-    let picked = flat.index_select(0, &lin).py()?;
-    let rest: Vec<i64> = a.front.shape()[a.nadv..]
-        .iter()
-        .map(|&n| n as i64)
-        .collect();
-    let mut shape: Vec<i64> = a.bshape.iter().map(|&n| n as i64).collect();
-    shape.extend(&rest);
-    let out = picked.view(&shape).py()?;
-    if a.insert_at == 0 {
-        return Ok(out);
-    }
-    let nb = a.bshape.len() as i64;
-    let src: Vec<i64> = (0..nb).collect();
-    let dst: Vec<i64> = (0..nb).map(|k| k + a.insert_at as i64).collect();
-    out.movedim(&src, &dst).py()?.contiguous().py()
-}
-
+/// `t[key] = value` for a key that [`fast_key`] did not take.
 fn setitem(t: &Tensor, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-    let mut buf = [TensorIndex::NewAxis; FAST_KEY];
-    let plan = match fast_key(key, &mut buf) {
-        Some(n) => Plan {
-            view: t.index(&buf[..n]).py()?,
-            advanced: Vec::new(),
-        },
-        None => plan_index(t, parse_key(key)?)?,
-    };
-    let v = as_scalar(value)?;
-    if plan.advanced.is_empty() {
-        return match v {
-            Some(s) => plan.view.fill_(s).map(|_| ()).py(),
-            None => plan.view.copy_(&tensor_arg(value)?).map(|_| ()).py(),
-        };
+    let key = parse_key(key)?;
+    if !key.iter().any(TensorIndex::is_tensor) {
+        let view = t.index(&key).py()?;
+        return assign(&view, as_scalar(value)?, value);
     }
-    let a = advanced(&plan)?;
-    let lin = linear_positions(&a)?;
-    let rest: Vec<usize> = a.front.shape()[a.nadv..].to_vec();
-    let mut vshape = a.bshape.clone();
-    vshape.extend(&rest);
-    // The value broadcasts against the shape `getitem` would return (advanced dims where
-    // NumPy puts them), then the advanced dims move to the front to match `front`.
-    let src = match v {
+    let src = match as_scalar(value)? {
         Some(s) => Tensor::full(&[], s, t.dtype()).py()?,
         None => tensor_arg(value)?,
     };
-    let nb = a.bshape.len();
-    let mut natural = rest[..a.insert_at].to_vec();
-    natural.extend(&a.bshape);
-    natural.extend(&rest[a.insert_at..]);
-    let src = src.broadcast_to(&natural).py()?;
-    let src = if a.insert_at > 0 && nb > 0 {
-        let from: Vec<i64> = (0..nb as i64).map(|k| k + a.insert_at as i64).collect();
-        let to: Vec<i64> = (0..nb as i64).collect();
-        src.movedim(&from, &to).py()?
-    } else {
-        src
-    };
-    let src = src.broadcast_to(&vshape).py()?;
-    let count = lin.len();
-    let mut flat_shape = vec![count];
-    flat_shape.extend(&rest);
-    let src = src
-        .reshape(&flat_shape.iter().map(|&n| n as i64).collect::<Vec<_>>())
-        .py()?;
-    // The value is read whole before anything is written (NumPy's rule): one that shares
-    // memory with the target (by address, whatever its storage) is copied first.
-    let src = if src.may_share_memory(t) {
-        src.contiguous_copy().py()?
-    } else {
-        src
-    };
-    match a.front.flatten(0, a.nadv as i64 - 1) {
-        Ok(flat) if flat.same_storage(&a.front) => {
-            flat.index_copy_(0, &lin, &src).py()?;
-        }
-        _ => {
-            // The advanced dims cannot be merged as a view: write each position.
-            let sizes = a.front.shape()[..a.nadv].to_vec();
-            for (j, &l) in lin.iter().enumerate() {
-                let mut target = a.front.clone();
-                let mut rem = l;
-                let mut coords = vec![0i64; sizes.len()];
-                for k in (0..sizes.len()).rev() {
-                    coords[k] = rem % sizes[k] as i64;
-                    rem /= sizes[k] as i64;
-                }
-                for c in coords {
-                    target = target.select(0, c).py()?;
-                }
-                target.copy_(&src.select(0, j as i64).py()?).py()?;
-            }
-        }
+    t.index_put_(&key, &src).py().map(|_| ())
+}
+
+/// Writes `value` (the number `v`, when it is one) into the view `view`.
+fn assign(view: &Tensor, v: Option<Scalar>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    match v {
+        Some(s) => view.fill_(s).map(|_| ()).py(),
+        None => view.copy_(&tensor_arg(value)?).map(|_| ()).py(),
     }
-    Ok(())
 }
 
 #[pymethods]
@@ -1071,14 +788,20 @@ impl PyTensor {
     /// index, so `t[0, :, [0, 1]]` on shape (2, 3, 4) is (3, 2) (NumPy: (2, 3)).
     fn __getitem__<'py>(&self, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let py = key.py();
-        let mut buf = [TensorIndex::NewAxis; FAST_KEY];
+        let mut buf = fast_buf();
         if let Some(n) = fast_key(key, &mut buf) {
             return new_view(py, &self.inner, ViewOp::Index(&buf[..n]));
         }
-        Ok(Bound::new(py, PyTensor::wrap(getitem(&self.inner, key)?))?.into_any())
+        let key = parse_key(key)?;
+        Ok(Bound::new(py, PyTensor::wrap(self.inner.index(&key).py()?))?.into_any())
     }
 
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut buf = fast_buf();
+        if let Some(n) = fast_key(key, &mut buf) {
+            let view = self.inner.index(&buf[..n]).py()?;
+            return assign(&view, as_scalar(value)?, value);
+        }
         setitem(&self.inner, key, value)
     }
 
@@ -1267,6 +990,54 @@ impl PyTensor {
     fn index_select(&self, dim: i64, index: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let ix = int_list(index)?;
         self.inner.index_select(dim, &ix).py().map(PyTensor::wrap)
+    }
+
+    /// `nonzero()` → an `(n, ndim)` int64 tensor; `nonzero(as_tuple=True)` → one 1-D
+    /// tensor per dim.
+    #[pyo3(signature = (*, as_tuple=false))]
+    fn nonzero(&self, py: Python<'_>, as_tuple: bool) -> PyResult<Py<PyAny>> {
+        if !as_tuple {
+            let t = self.inner.nonzero().py()?;
+            return Ok(Bound::new(py, PyTensor::wrap(t))?.into_any().unbind());
+        }
+        let cols = self.inner.nonzero_tuple().py()?;
+        let items = cols
+            .into_iter()
+            .map(|c| Bound::new(py, PyTensor::wrap(c)))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(PyTuple::new(py, items)?.into_any().unbind())
+    }
+
+    /// `self[indices] = values` in place (PyTorch's `index_put_`): `indices` is a tuple or
+    /// list of index entries (tensors, lists, ints, slices, ...), as a key of `[]`;
+    /// `accumulate=True` adds at every occurrence of a repeated index.
+    #[pyo3(signature = (indices, values, accumulate=false))]
+    fn index_put_<'py>(
+        slf: PyRef<'py, Self>,
+        indices: &Bound<'py, PyAny>,
+        values: &Bound<'py, PyAny>,
+        accumulate: bool,
+    ) -> PyResult<PyRef<'py, Self>> {
+        let key: Vec<TensorIndex> = if let Ok(t) = indices.cast::<PyTuple>() {
+            t.iter().map(|k| parse_entry(&k)).collect::<PyResult<_>>()?
+        } else if let Ok(l) = indices.cast::<PyList>() {
+            l.iter().map(|k| parse_entry(&k)).collect::<PyResult<_>>()?
+        } else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "index_put_(): indices must be a tuple or list of indices, not {}",
+                indices.get_type().name()?
+            )));
+        };
+        let src = match as_scalar(values)? {
+            Some(s) => Tensor::full(&[], s, slf.inner.dtype()).py()?,
+            None => tensor_arg(values)?,
+        };
+        if accumulate {
+            slf.inner.index_put_accumulate_(&key, &src).py()?;
+        } else {
+            slf.inner.index_put_(&key, &src).py()?;
+        }
+        Ok(slf)
     }
 }
 

@@ -316,9 +316,9 @@ fn m_index(m: &Model, entries: &[TensorIndex]) -> Option<Model> {
     let mut expanded: Vec<TensorIndex> = Vec::new();
     for e in entries {
         if matches!(e, TensorIndex::Ellipsis) {
-            expanded.extend(std::iter::repeat_n(full, nd - consumed));
+            expanded.extend(std::iter::repeat_n(full.clone(), nd - consumed));
         } else {
-            expanded.push(*e);
+            expanded.push(e.clone());
         }
     }
     if ell == 0 {
@@ -352,7 +352,7 @@ fn m_index(m: &Model, entries: &[TensorIndex]) -> Option<Model> {
                 out_dims.push(None);
                 shape.push(1);
             }
-            TensorIndex::Ellipsis => unreachable!(),
+            TensorIndex::Ellipsis | TensorIndex::Tensor(_) => unreachable!(),
         }
     }
     Some(m.gather(shape, |c| {

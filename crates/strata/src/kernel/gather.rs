@@ -1,171 +1,267 @@
-//! Gather and scatter along one dim by a list of indices (`index_select`, `index_copy_`),
-//! the building blocks of advanced indexing. Both always copy.
+//! The CPU loops of advanced indexing: reading masks and index tensors into element
+//! offsets, and moving elements by a list of offsets (gather for `x[idx]`, scatter for
+//! `x[idx] = v` and `index_put_`). What an index means (which dims, which shape, which
+//! errors) is decided in `ops/index.rs`; each function here has one caller there.
+//!
+//! An indexed position is `base + offs[j] + Σ r·rest_strides` (in elements): `offs[j]`
+//! is the offset the advanced entries select for the `j`-th element (row-major) of the
+//! broadcast index shape, and `r` runs over the dims no advanced entry covers.
 
+use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::kernel::math::dispatch;
 use crate::kernel::walk;
-use crate::layout::{wrap_dim, Layout};
+use crate::storage::borrow::acquire;
 use crate::tensor::Tensor;
 
-/// Checks and wraps `index` against a dim of `size` elements.
-fn wrap_indices(op: &'static str, index: &[i64], dim: usize, size: usize) -> Result<Vec<usize>> {
-    index
-        .iter()
-        .map(|&i| {
-            let j = if i < 0 { i + size as i64 } else { i };
-            if j < 0 || j >= size as i64 {
-                Err(Error::index(
-                    op,
-                    format!("index {i} is out of bounds for dimension {dim} with size {size}"),
-                ))
-            } else {
-                Ok(j as usize)
+/// Offsets `Σ coord·weights` of the true elements of a `bool` tensor, in row-major
+/// order (any non-zero byte is true). With row-major strides of the mask's shape as
+/// weights they are flat indices (`nonzero`); with a view's strides, element offsets.
+pub(crate) fn true_offsets(
+    op: &'static str,
+    mask: &Tensor,
+    weights: &[isize],
+) -> Result<Vec<isize>> {
+    debug_assert_eq!(mask.dtype(), DType::Bool);
+    debug_assert_eq!(weights.len(), mask.ndim());
+    let _g = acquire(op, &[(mask.storage(), false)])?;
+    let base = mask.storage().data_ptr() as *const u8;
+    // Two passes: count, then fill a vector of exactly that size (a mask may be an
+    // expanded view of far more elements than memory holds; the count is what is kept).
+    let l = mask.layout();
+    let mut count = 0usize;
+    walk(l.shape(), [l.strides()], [l.offset()], |[p]| {
+        // SAFETY: `p` is an element of the mask's layout, inside its storage (L4), which
+        // the shared borrow above keeps alive and unwritten.
+        count += usize::from(unsafe { *base.add(p) } != 0);
+    });
+    let mut out = crate::error::try_vec(op, count)?;
+    // Each offset is a position of a valid layout relative to its offset (weights are a
+    // view's strides or row-major strides of the mask's shape), so it fits an `isize`;
+    // walk's wrapping arithmetic gives it back exactly when read as `isize`.
+    walk(
+        l.shape(),
+        [l.strides(), weights],
+        [l.offset(), 0],
+        |[p, w]| {
+            // SAFETY: as above.
+            if unsafe { *base.add(p) } != 0 {
+                out.push(w as isize);
             }
-        })
-        .collect()
+        },
+    );
+    Ok(out)
 }
 
-/// Splits a layout around `dim`: (outer shape, outer strides, dim stride, inner shape,
-/// inner strides).
-fn around(l: &Layout, d: usize) -> (Vec<usize>, Vec<isize>, isize, Vec<usize>, Vec<isize>) {
-    (
-        l.shape()[..d].to_vec(),
-        l.strides()[..d].to_vec(),
-        l.strides()[d],
-        l.shape()[d + 1..].to_vec(),
-        l.strides()[d + 1..].to_vec(),
-    )
+/// Adds `wrap(index[j])·stride` to `offs[j]` for every element `j` (row-major) of
+/// `index`, an `i64` or `u64` tensor of `offs.len()` elements. With `bound = Some((dim,
+/// size))` each value is first checked against `-size..size` (negative counts from the
+/// end); out of range is the index error naming the value, `dim` and `size`. With `None`
+/// the values are offsets already (a mask's).
+pub(crate) fn add_index_offsets(
+    op: &'static str,
+    offs: &mut [isize],
+    index: &Tensor,
+    bound: Option<(usize, usize)>,
+    stride: isize,
+) -> Result<()> {
+    debug_assert_eq!(index.numel(), offs.len());
+    let _g = acquire(op, &[(index.storage(), false)])?;
+    let base = index.storage().data_ptr() as *const u8;
+    let unsigned = match index.dtype() {
+        DType::I64 => false,
+        DType::U64 => true,
+        dt => {
+            return Err(Error::dtype(
+                op,
+                format!("index offsets from a {dt} tensor"),
+            ))
+        }
+    };
+    let l = index.layout();
+    let mut j = 0usize;
+    let mut bad: Option<Error> = None;
+    walk(l.shape(), [l.strides()], [l.offset()], |[p]| {
+        if bad.is_some() {
+            return;
+        }
+        // SAFETY: `p` is an element of the index's layout, inside its storage (L4), kept
+        // alive and unwritten by the shared borrow above; the storage may be foreign and
+        // unaligned, hence the unaligned read.
+        let raw = unsafe { std::ptr::read_unaligned(base.add(p * 8).cast::<[u8; 8]>()) };
+        let v: i128 = if unsigned {
+            u64::from_ne_bytes(raw) as i128
+        } else {
+            i64::from_ne_bytes(raw) as i128
+        };
+        let w = match bound {
+            Some((dim, size)) => {
+                let n = size as i128;
+                if v < -n || v >= n {
+                    bad = Some(Error::index(
+                        op,
+                        format!("index {v} is out of bounds for dimension {dim} with size {size}"),
+                    ));
+                    return;
+                }
+                if v < 0 {
+                    v + n
+                } else {
+                    v
+                }
+            }
+            None => v,
+        };
+        // In range of a valid layout, so this cannot overflow; checked all the same.
+        match w
+            .checked_mul(stride as i128)
+            .and_then(|d| d.checked_add(offs[j] as i128))
+            .and_then(|s| isize::try_from(s).ok())
+        {
+            Some(s) => offs[j] = s,
+            None => bad = Some(Error::overflow(op, format!("the offset of index {v}"))),
+        }
+        j += 1;
+    });
+    bad.map_or(Ok(()), Err)
 }
 
-/// Moves one element of `item` bytes from `src` to `dst`.
-///
-/// # Safety
-/// Both pointers must be valid for `item` bytes and must not overlap.
-#[inline(always)]
-unsafe fn move_item(dst: *mut u8, src: *const u8, item: usize) {
-    // SAFETY: forwarded to the caller.
-    unsafe { std::ptr::copy_nonoverlapping(src, dst, item) }
+/// `out[j, r] = src[src.offset + offs[j] + r·rest_strides]`: `out`'s first `nb` dims are
+/// the broadcast index dims (walked row-major, `j` counting), the others the rest dims.
+/// `out` must not share memory with `src` (it is a fresh tensor).
+pub(crate) fn gather(
+    op: &'static str,
+    out: &Tensor,
+    nb: usize,
+    src: &Tensor,
+    rest_strides: &[isize],
+    offs: &[isize],
+) -> Result<()> {
+    run(op, out, src, nb, rest_strides, offs, Mode::Gather)
 }
 
-/// Copies `src[.., index[k], ..]` (along `d`) to `dst[.., k, ..]` for every `k`, or the
-/// reverse when `scatter` is set. `dst` and `src` must not share memory.
-fn transfer(
+/// `dst[dst.offset + offs[j] + r·rest_strides] = src[j, r]` (or `+=` with
+/// `accumulate`), `src`'s first `nb` dims being the broadcast index dims. With repeated
+/// offsets the last write wins. `src` must not share memory with `dst` (the caller
+/// stages it).
+pub(crate) fn scatter(
+    op: &'static str,
+    dst: &Tensor,
+    rest_strides: &[isize],
+    offs: &[isize],
+    src: &Tensor,
+    nb: usize,
+    accumulate: bool,
+) -> Result<()> {
+    let mode = if accumulate {
+        Mode::Accumulate
+    } else {
+        Mode::Scatter
+    };
+    run(op, dst, src, nb, rest_strides, offs, mode)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Gather,
+    Scatter,
+    Accumulate,
+}
+
+/// The shared loop, writing `dst` from `src`. The side walked by position is `dst` in a
+/// gather and `src` in a scatter; the other is addressed by `offs`.
+fn run(
     op: &'static str,
     dst: &Tensor,
     src: &Tensor,
-    d: usize,
-    index: &[usize],
-    scatter: bool,
+    nb: usize,
+    rest_strides: &[isize],
+    offs: &[isize],
+    mode: Mode,
 ) -> Result<()> {
-    let item = dst.dtype().itemsize();
     let _g = super::plan::borrow_for_write(op, dst, [src])?;
-    // The side walked by position k, and the side walked by index[k].
-    let (by_k, by_idx) = if scatter {
-        (src.layout(), dst.layout())
-    } else {
-        (dst.layout(), src.layout())
+    let (walked, addressed) = match mode {
+        Mode::Gather => (dst, src),
+        Mode::Scatter | Mode::Accumulate => (src, dst),
     };
-    let (outer, k_outer, k_stride, inner, k_inner) = around(by_k, d);
-    let (_, i_outer, i_stride, _, i_inner) = around(by_idx, d);
+    let wl = walked.layout();
+    let (bshape, rest) = wl.shape().split_at(nb);
+    let (b_strides, w_rest) = wl.strides().split_at(nb);
+    debug_assert_eq!(rest_strides.len(), rest.len());
+    debug_assert_eq!(crate::layout::numel_of(bshape), offs.len());
+    let a_base = addressed.offset() as isize;
+    let item = dst.dtype().itemsize();
     let (dp, sp) = (
         dst.storage().data_ptr(),
         src.storage().data_ptr() as *const u8,
     );
-    walk(
-        &outer,
-        [&k_outer, &i_outer],
-        [by_k.offset(), by_idx.offset()],
-        |[ko, io]| {
-            for (k, &i) in index.iter().enumerate() {
-                let kb = (ko as isize + k as isize * k_stride) as usize;
-                let ib = (io as isize + i as isize * i_stride) as usize;
-                walk(&inner, [&k_inner, &i_inner], [kb, ib], |[kp, ip]| {
-                    let (dpos, spos) = if scatter { (ip, kp) } else { (kp, ip) };
-                    // SAFETY: every position comes from a layout inside its storage (L4) with
-                    // in-range indices (checked by `wrap_indices`); dst is exclusively and src
-                    // shared borrowed (S4), and they are different storages (checked by the
-                    // callers), so the ranges do not overlap.
-                    unsafe { move_item(dp.add(dpos * item), sp.add(spos * item), item) };
-                });
-            }
-        },
-    );
+    // Calls `f(walked position, addressed position)` for every element.
+    let each = |f: &mut dyn FnMut(usize, usize)| {
+        let mut j = 0usize;
+        walk(bshape, [b_strides], [wl.offset()], |[wb]| {
+            let ab = a_base.wrapping_add(offs[j]) as usize;
+            j += 1;
+            walk(rest, [w_rest, rest_strides], [wb, ab], |[w, a]| f(w, a));
+        });
+    };
+    // SAFETY (for every access below): each position comes from a layout inside its
+    // storage (L4) — the addressed ones from in-range indices (checked when `offs` was
+    // built) over a valid view — and `dst` is exclusively, `src` shared borrowed (S4); the
+    // callers guarantee the two do not overlap in memory.
+    if mode == Mode::Accumulate {
+        accumulate(dst.dtype(), dp, sp, each);
+        return Ok(());
+    }
+    // (destination, source) of a (walked, addressed) pair.
+    let gather = mode == Mode::Gather;
+    let pair = |w: usize, a: usize| if gather { (w, a) } else { (a, w) };
+    macro_rules! moves {
+        ($n:literal) => {
+            each(&mut |w, a| {
+                let (d, s) = pair(w, a);
+                // SAFETY: see above; unaligned for foreign memory.
+                unsafe {
+                    std::ptr::write_unaligned(
+                        dp.add(d * $n).cast::<[u8; $n]>(),
+                        std::ptr::read_unaligned(sp.add(s * $n).cast::<[u8; $n]>()),
+                    )
+                }
+            })
+        };
+    }
+    match item {
+        1 => moves!(1),
+        2 => moves!(2),
+        4 => moves!(4),
+        8 => moves!(8),
+        _ => each(&mut |w, a| {
+            let (d, s) = pair(w, a);
+            // SAFETY: see above.
+            unsafe { std::ptr::copy_nonoverlapping(sp.add(s * item), dp.add(d * item), item) }
+        }),
+    }
     Ok(())
 }
 
-impl Tensor {
-    /// The slices `index[k]` of `dim`, stacked along `dim` in a new tensor (PyTorch's
-    /// `index_select`; negative indices count from the end).
-    pub fn index_select(&self, dim: i64, index: &[i64]) -> Result<Tensor> {
-        let d = wrap_dim("index_select", dim, self.ndim())?;
-        if self.ndim() == 0 {
-            return Err(Error::index(
-                "index_select",
-                "cannot index a 0-dim tensor along a dim",
-            ));
-        }
-        let idx = wrap_indices("index_select", index, d, self.shape()[d])?;
-        let mut shape = self.shape().to_vec();
-        shape[d] = idx.len();
-        let out = Tensor::zeros(&shape, self.dtype())?;
-        transfer("index_select", &out, self, d, &idx, false)?;
-        Ok(out)
+/// `dst[d] += src[s]` for the pairs `each` yields (scatter order: walked = src).
+fn accumulate(dt: DType, dp: *mut u8, sp: *const u8, each: impl Fn(&mut dyn FnMut(usize, usize))) {
+    macro_rules! add {
+        ($T:ty, $add:expr) => {{
+            let (d, s) = (dp.cast::<$T>(), sp.cast::<$T>());
+            each(&mut |w, a| {
+                // SAFETY: see `run`; unaligned for foreign memory.
+                unsafe {
+                    let x = std::ptr::read_unaligned(d.add(a));
+                    let y = std::ptr::read_unaligned(s.add(w));
+                    std::ptr::write_unaligned(d.add(a), $add(x, y));
+                }
+            });
+        }};
     }
-
-    /// Writes slice `k` of `src` into slice `index[k]` of `dim` of this tensor, in place
-    /// (PyTorch's `index_copy_`; with repeated indices the last write wins). `src` must
-    /// have this tensor's shape with `dim` of size `index.len()`, and this dtype.
-    pub fn index_copy_(&self, dim: i64, index: &[i64], src: &Tensor) -> Result<&Self> {
-        let d = wrap_dim("index_copy_", dim, self.ndim())?;
-        if self.ndim() == 0 {
-            return Err(Error::index(
-                "index_copy_",
-                "cannot index a 0-dim tensor along a dim",
-            ));
-        }
-        let idx = wrap_indices("index_copy_", index, d, self.shape()[d])?;
-        let mut want = self.shape().to_vec();
-        want[d] = idx.len();
-        let src = src.to_dtype(self.dtype())?.broadcast_to(&want)?;
-        self.check_write("index_copy_")?;
-        // By address, not storage identity: the same bytes may be another storage.
-        let src = if src.may_share_memory(self) {
-            src.contiguous_copy()?
-        } else {
-            src
-        };
-        transfer("index_copy_", self, &src, d, &idx, true)?;
-        Ok(self)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::{DType, Tensor};
-
-    #[test]
-    fn select_and_copy() {
-        let x = Tensor::arange(0, 12, 1, DType::I32)
-            .unwrap()
-            .view(&[3, 4])
-            .unwrap();
-        let s = x.index_select(1, &[3, 0, -1]).unwrap();
-        assert_eq!(
-            s.to_vec::<i32>().unwrap(),
-            vec![3, 0, 3, 7, 4, 7, 11, 8, 11]
-        );
-        let r = x.t().unwrap().index_select(0, &[1]).unwrap();
-        assert_eq!(r.to_vec::<i32>().unwrap(), vec![1, 5, 9]);
-        assert!(x.index_select(0, &[3]).is_err());
-        let y = Tensor::zeros(&[3, 4], DType::I32).unwrap();
-        y.index_copy_(0, &[2, 0], &x.narrow(0, 0, 2).unwrap())
-            .unwrap();
-        assert_eq!(
-            y.to_vec::<i32>().unwrap(),
-            vec![4, 5, 6, 7, 0, 0, 0, 0, 0, 1, 2, 3]
-        );
-        // In place from itself: staged.
-        x.index_copy_(0, &[1, 0], &x.narrow(0, 0, 2).unwrap())
-            .unwrap();
-        assert_eq!(x.to_vec::<i32>().unwrap()[..8], [4, 5, 6, 7, 0, 1, 2, 3]);
-    }
+    dispatch!(dt;
+        int I => add!(I, |x: I, y: I| x.wrapping_add(y));
+        real R => add!(R, |x: R, y: R| x + y);
+        half H => add!(H, |x: H, y: H| H::from_f32(x.to_f32() + y.to_f32()));
+        bool => add!(u8, |x: u8, y: u8| u8::from(x != 0 || y != 0));
+    );
 }

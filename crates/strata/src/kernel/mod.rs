@@ -8,7 +8,7 @@ pub(crate) mod binary;
 pub(crate) mod copy;
 pub(crate) mod elementwise_loops;
 pub(crate) mod engine;
-mod gather;
+pub(crate) mod gather;
 pub(crate) mod math;
 mod matmul;
 pub mod plan;

@@ -1,12 +1,18 @@
-//! The op layer: what an op means, independent of the device it runs on.
+//! The op layer: what an op means, independent of the device that runs it — argument
+//! checks, shapes and placement rules, dtype rules, output allocation, in-place and
+//! overlap rules. The loops that move and compute elements are the backend's (the CPU
+//! backend's are in `kernel/`).
 //!
 //! - [`table`]: THE elementwise op table — each unary, binary and ternary op declared once
 //!   (name, dtype rule, cost class, scalar function, doc, in-place variant); the enums,
 //!   `Tensor` methods, CPU dispatch and Python methods are generated from it.
 //! - [`elementwise`]: the elementwise op layer — dtype rules, broadcasting, the output or
-//!   in-place destination, then one call into the backend's loops (`kernel/` on the CPU).
+//!   in-place destination, then one call into the backend's loops.
+//! - `index`: advanced indexing — what a key of index tensors and masks selects, and
+//!   `index_put_`, over the gather/scatter loops.
 
 pub mod elementwise;
+pub(crate) mod index;
 pub mod table;
 
 pub use elementwise::scalar_lhs;

@@ -1,5 +1,7 @@
-//! Multi-dim basic indexing: ints, slices with steps, new axes and an ellipsis, as in
-//! `x[1, ::-1, None, ...]`. Every result is a view.
+//! Multi-dim indexing keys ([`TensorIndex`]) and basic indexing: ints, slices with steps,
+//! new axes and an ellipsis, as in `x[1, ::-1, None, ...]`, whose result is always a view.
+//! Keys with index tensors or masks (advanced indexing, a copy) are resolved in
+//! `ops/index.rs`.
 
 use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
 
@@ -8,8 +10,9 @@ use crate::error::{Error, Result};
 use crate::layout::view_metadata::slice_check;
 use crate::layout::Layout;
 
-/// One entry of a basic index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One entry of an index key: a basic entry (an int, a slice, a new axis, an ellipsis:
+/// the result is a view) or an index tensor (advanced indexing: the result is a copy).
+#[derive(Debug, Clone)]
 pub enum TensorIndex {
     /// Selects one element of a dim and drops the dim (negative counts from the end).
     Int(i64),
@@ -26,6 +29,35 @@ pub enum TensorIndex {
     NewAxis,
     /// Stands for as many full slices as needed (`...`).
     Ellipsis,
+    /// An index tensor (NumPy's and PyTorch's advanced indexing; the result is a copy):
+    /// an integer tensor of any integer dtype gives positions along one dim (negative
+    /// counts from the end; a 0-d one is an [`Int`](Self::Int)); a `bool` tensor is a mask
+    /// over as many dims as it has. Boxed, so that a key of basic entries stays small.
+    Tensor(Box<Tensor>),
+}
+
+impl PartialEq for TensorIndex {
+    /// Basic entries by value; index tensors by identity (the same view of the same
+    /// storage, same dtype), not by their values.
+    fn eq(&self, other: &Self) -> bool {
+        use TensorIndex as I;
+        match (self, other) {
+            (I::Int(a), I::Int(b)) => a == b,
+            (
+                I::Slice { start, stop, step },
+                I::Slice {
+                    start: s2,
+                    stop: e2,
+                    step: t2,
+                },
+            ) => (start, stop, step) == (s2, e2, t2),
+            (I::NewAxis, I::NewAxis) | (I::Ellipsis, I::Ellipsis) => true,
+            (I::Tensor(a), I::Tensor(b)) => {
+                a.same_storage(b) && a.layout() == b.layout() && a.dtype() == b.dtype()
+            }
+            _ => false,
+        }
+    }
 }
 
 impl TensorIndex {
@@ -46,6 +78,29 @@ impl TensorIndex {
     /// `:` (the whole dim).
     pub fn full() -> TensorIndex {
         Self::step(1)
+    }
+
+    /// An index tensor entry (see [`TensorIndex::Tensor`]).
+    pub fn tensor(t: Tensor) -> TensorIndex {
+        TensorIndex::Tensor(Box::new(t))
+    }
+
+    /// Whether this entry is an index tensor (advanced indexing).
+    #[inline]
+    pub fn is_tensor(&self) -> bool {
+        matches!(self, TensorIndex::Tensor(_))
+    }
+}
+
+impl From<Tensor> for TensorIndex {
+    fn from(t: Tensor) -> Self {
+        TensorIndex::tensor(t)
+    }
+}
+
+impl From<&Tensor> for TensorIndex {
+    fn from(t: &Tensor) -> Self {
+        TensorIndex::tensor(t.clone())
     }
 }
 
@@ -120,8 +175,8 @@ impl From<Ellipsis> for TensorIndex {
 }
 
 /// Builds a `[TensorIndex; N]` from Python-like syntax: integers, ranges (`1..3`, `2..`,
-/// `..`), a step after a semicolon (`..;-1` is `::-1`, `1..;2` is `1::2`), [`NewAxis`]
-/// and [`Ellipsis`].
+/// `..`), a step after a semicolon (`..;-1` is `::-1`, `1..;2` is `1::2`), [`NewAxis`],
+/// [`Ellipsis`] and index tensors (`Tensor` or `&Tensor`).
 ///
 /// ```
 /// use strata::{s, DType, Ellipsis, NewAxis, Tensor};
@@ -151,7 +206,8 @@ macro_rules! s {
 }
 
 impl Layout {
-    /// Applies a basic index (see [`TensorIndex`]) to this layout.
+    /// Applies a basic index (see [`TensorIndex`]) to this layout. An index tensor entry
+    /// is an error here: advanced indexing copies, see [`Tensor::index`].
     pub fn index(&self, index: &[TensorIndex]) -> Result<Layout> {
         let mut out = self.clone();
         out.index_in(index)?;
@@ -206,6 +262,7 @@ impl Layout {
                 TensorIndex::Ellipsis => {
                     (src, dim) = (src + ndim - consumed, dim + ndim - consumed)
                 }
+                TensorIndex::Tensor(_) => return Err(tensor_in_basic_index()),
             }
         }
         // The metadata is edited in place entry by entry. `dim` stays below the current
@@ -225,16 +282,42 @@ impl Layout {
                     dim += 1;
                 }
                 TensorIndex::Ellipsis => dim += ndim - consumed,
+                // Refused by the first pass.
+                TensorIndex::Tensor(_) => return Err(tensor_in_basic_index()),
             }
         }
         Ok(())
     }
 }
 
+#[cold]
+fn tensor_in_basic_index() -> Error {
+    Error::index(
+        "index",
+        "an index tensor is advanced indexing, which copies: use Tensor::index, not a view op",
+    )
+}
+
 impl Tensor {
-    /// Basic indexing, always a view: see [`TensorIndex`] and the [`s!`](crate::s) macro.
+    /// `self[index]`, NumPy's and PyTorch's indexing: see [`TensorIndex`] and the
+    /// [`s!`](crate::s) macro. A key of basic entries only (ints, slices, new axes, an
+    /// ellipsis, 0-d integer tensors) gives a view; one with index tensors or masks a copy
+    /// (see `ops/index.rs` for the rules: broadcasting of the index tensors, where their
+    /// dims go).
+    ///
+    /// ```
+    /// use strata::{s, DType, Tensor};
+    /// let x = Tensor::arange(0, 12, 1, DType::I64)?.view(&[3, 4])?;
+    /// let rows = Tensor::from_vec(vec![2i64, 0], &[2])?;
+    /// let v = x.index(&s![rows, ..;-1])?;
+    /// assert_eq!(v.to_vec::<i64>()?, vec![11, 10, 9, 8, 3, 2, 1, 0]);
+    /// # Ok::<(), strata::Error>(())
+    /// ```
     #[inline]
     pub fn index(&self, index: &[TensorIndex]) -> Result<Tensor> {
+        if index.iter().any(TensorIndex::is_tensor) {
+            return crate::ops::index::index("index", self, index);
+        }
         self.derive(super::ViewOp::Index(index))
     }
 }

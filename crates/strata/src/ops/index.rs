@@ -1,0 +1,531 @@
+//! Advanced indexing, NumPy's and PyTorch's: integer index tensors and boolean masks
+//! mixed with basic entries ([`Tensor::index`], [`Tensor::index_put_`]), and the ops
+//! built on the same machinery ([`Tensor::nonzero`], [`Tensor::index_select`],
+//! [`Tensor::index_copy_`]). This module decides what a key means; the loops that read
+//! index tensors and move elements are the CPU backend's, in `kernel/gather.rs`, each
+//! called from one place here marked `// backend seam`.
+//!
+//! A key is resolved in three steps:
+//!
+//! 1. Its basic part is applied as a view: every index tensor becomes a full slice (a
+//!    mask of `k` dims, `k` of them) and a 0-d integer tensor an int.
+//! 2. The index tensors are broadcast together (a mask counts as the 1-D tensor of the
+//!    positions of its true elements, as `nonzero` gives them), and each element of the
+//!    broadcast shape becomes one element offset into the view (bounds checked: an index
+//!    outside `-size..size` is an index error naming it, the dim and the size).
+//! 3. The result's dims are the view's dims no index tensor covers, with the broadcast
+//!    dims in place of the indexed ones when those are adjacent, else in front (NumPy's
+//!    rule; an int is basic, as in PyTorch, so `x[0, :, [0, 1]]` keeps them in place).
+
+use crate::dtype::DType;
+use crate::error::{try_vec, Error, Result};
+use crate::kernel::gather;
+use crate::layout::broadcast::broadcast_all;
+use crate::layout::{checked_numel, wrap_dim, DimVec, Shape, Strides};
+use crate::tensor::{Scalar, Tensor, TensorIndex, ViewOp, MAX_NDIM};
+
+/// What an index tensor of a key selects.
+enum Kind {
+    /// Positions along one dim (`i64` or `u64`).
+    Ints(Tensor),
+    /// A `bool` mask over `ndims` dims.
+    Mask(Tensor),
+    /// A mask, resolved: the element offsets (in the view) of its true elements.
+    Offsets(Vec<isize>),
+}
+
+/// One index tensor of a key.
+struct Advanced {
+    /// Its position in the basic key (its first full slice).
+    pos: usize,
+    /// The first dim of the view it covers.
+    dim: usize,
+    /// How many dims it covers (1, or a mask's ndim).
+    ndims: usize,
+    kind: Kind,
+}
+
+/// A key with index tensors, resolved against the view of its basic part.
+struct Plan {
+    view: Tensor,
+    /// The broadcast shape of the index tensors.
+    bshape: Shape,
+    /// For each element of `bshape` (row-major): the element offset, from the view's
+    /// offset, of the position its indices select.
+    offs: Vec<isize>,
+    /// The view's dims that no index tensor covers: sizes and strides.
+    rest: Shape,
+    rest_strides: Strides,
+    /// Where the broadcast dims go among the rest dims in the result.
+    insert_at: usize,
+}
+
+impl Plan {
+    /// The result's shape: the rest dims with the broadcast dims at `insert_at`.
+    fn natural(&self, op: &'static str) -> Result<Shape> {
+        let mut s = Shape::with_capacity(self.rest.len() + self.bshape.len());
+        s.extend_from_slice(&self.rest[..self.insert_at]);
+        s.extend_from_slice(&self.bshape);
+        s.extend_from_slice(&self.rest[self.insert_at..]);
+        if s.len() > MAX_NDIM {
+            return Err(Error::shape(
+                op,
+                format!("tensors have at most {MAX_NDIM} dims, got {}", s.len()),
+            ));
+        }
+        Ok(s)
+    }
+
+    /// `t`, of the [natural](Self::natural) shape, with the broadcast dims moved to the
+    /// front (a view): the order the kernels walk.
+    fn front(&self, t: &Tensor) -> Result<Tensor> {
+        if self.insert_at == 0 {
+            return Ok(t.clone());
+        }
+        let (nb, at) = (self.bshape.len() as i64, self.insert_at as i64);
+        let src: DimVec<i64> = (at..at + nb).collect();
+        let dst: DimVec<i64> = (0..nb).collect();
+        t.movedim(&src, &dst)
+    }
+}
+
+enum Resolved {
+    /// A key of basic entries only: its view.
+    View(Tensor),
+    Advanced(Plan),
+}
+
+/// Resolves `key` against `t` (see the module doc).
+fn resolve(op: &'static str, t: &Tensor, key: &[TensorIndex]) -> Result<Resolved> {
+    let mut basic: Vec<TensorIndex> = Vec::with_capacity(key.len());
+    let mut adv: Vec<Advanced> = Vec::new();
+    for entry in key {
+        let TensorIndex::Tensor(x) = entry else {
+            basic.push(entry.clone());
+            continue;
+        };
+        match x.dtype() {
+            DType::Bool => {
+                if x.ndim() == 0 {
+                    return Err(Error::index(op, "0-d boolean masks are not supported"));
+                }
+                adv.push(Advanced {
+                    pos: basic.len(),
+                    dim: 0,
+                    ndims: x.ndim(),
+                    kind: Kind::Mask((**x).clone()),
+                });
+                basic.extend(std::iter::repeat_n(TensorIndex::full(), x.ndim()));
+            }
+            dt if dt.is_int() && x.ndim() == 0 => {
+                let i = match x.item()? {
+                    // Past `i64::MAX`: out of range for every dim, never wrapped.
+                    Scalar::UInt(u) => i64::try_from(u).unwrap_or(i64::MAX),
+                    s => s.to::<i64>(),
+                };
+                basic.push(TensorIndex::Int(i));
+            }
+            dt if dt.is_int() => {
+                // `u64` is read as it is (a value past `i64::MAX` is out of range, not
+                // wrapped); the narrower types widen to `i64`.
+                let ints = if dt == DType::U64 {
+                    (**x).clone()
+                } else {
+                    x.to_dtype(DType::I64)?
+                };
+                adv.push(Advanced {
+                    pos: basic.len(),
+                    dim: 0,
+                    ndims: 1,
+                    kind: Kind::Ints(ints),
+                });
+                basic.push(TensorIndex::full());
+            }
+            dt => {
+                return Err(Error::index(
+                    op,
+                    format!(
+                        "tensors used as indices must be long, int, byte or bool tensors, got {dt}"
+                    ),
+                ))
+            }
+        }
+    }
+    let view = t.derive(ViewOp::Index(&basic))?;
+    if adv.is_empty() {
+        return Ok(Resolved::View(view));
+    }
+    // The view dim each entry of `basic` lands on. The view exists, so the ints and
+    // slices are at most `t.ndim()`.
+    let consumed = basic
+        .iter()
+        .filter(|b| matches!(b, TensorIndex::Int(_) | TensorIndex::Slice { .. }))
+        .count();
+    let (mut d, mut next) = (0usize, 0usize);
+    for (p, b) in basic.iter().enumerate() {
+        while next < adv.len() && adv[next].pos == p {
+            adv[next].dim = d;
+            next += 1;
+        }
+        match b {
+            TensorIndex::Int(_) => {}
+            TensorIndex::Slice { .. } | TensorIndex::NewAxis => d += 1,
+            TensorIndex::Ellipsis => d += t.ndim() - consumed,
+            TensorIndex::Tensor(_) => unreachable!("replaced by full slices above"),
+        }
+    }
+    let nd = view.ndim();
+    let mut covered: DimVec<bool> = DimVec::from_elem(false, nd);
+    for a in &mut adv {
+        if let Kind::Mask(m) = &a.kind {
+            if view.shape().get(a.dim..a.dim + a.ndims) != Some(m.shape()) {
+                return Err(Error::index(
+                    op,
+                    format!(
+                        "The shape of the mask {:?} at index {} does not match the shape of the indexed tensor {:?}",
+                        m.shape(),
+                        a.dim,
+                        view.shape()
+                    ),
+                ));
+            }
+            let weights = &view.strides()[a.dim..a.dim + a.ndims];
+            a.kind = Kind::Offsets(true_offsets(op, m, weights)?);
+        }
+        covered[a.dim..a.dim + a.ndims].fill(true);
+    }
+    let adjacent = adv.windows(2).all(|w| w[1].dim == w[0].dim + w[0].ndims);
+    let insert_at = if adjacent { adv[0].dim } else { 0 };
+    let (mut rest, mut rest_strides) = (Shape::new(), Strides::new());
+    for k in (0..nd).filter(|&k| !covered[k]) {
+        rest.push(view.shape()[k]);
+        rest_strides.push(view.strides()[k]);
+    }
+
+    let shapes: Vec<Shape> = adv
+        .iter()
+        .map(|a| match &a.kind {
+            Kind::Ints(x) => Shape::from_slice(x.shape()),
+            Kind::Offsets(o) => Shape::from_slice(&[o.len()]),
+            Kind::Mask(_) => unreachable!("resolved above"),
+        })
+        .collect();
+    let refs: Vec<&[usize]> = shapes.iter().map(|s| &s[..]).collect();
+    let bshape = broadcast_all(op, &refs).map_err(|_| {
+        let list: Vec<String> = refs.iter().map(|s| format!("{s:?}")).collect();
+        Error::index(
+            op,
+            format!(
+                "shape mismatch: indexing tensors could not be broadcast together with shapes {}",
+                list.join(", ")
+            ),
+        )
+    })?;
+    let count = checked_numel(op, &bshape)?;
+    let offs = if let [Advanced {
+        kind: Kind::Offsets(o),
+        ..
+    }] = &mut adv[..]
+    {
+        // One mask alone (`x[mask]`): its offsets are the plan's.
+        std::mem::take(o)
+    } else {
+        let mut offs: Vec<isize> = try_vec(op, count)?;
+        offs.resize(count, 0);
+        for a in adv {
+            let (index, bound, stride) = match a.kind {
+                Kind::Ints(x) => (x, Some((a.dim, view.shape()[a.dim])), view.strides()[a.dim]),
+                Kind::Offsets(o) => {
+                    let n = o.len();
+                    let o: Vec<i64> = o.into_iter().map(|v| v as i64).collect();
+                    (Tensor::from_vec(o, &[n])?, None, 1)
+                }
+                Kind::Mask(_) => unreachable!("resolved above"),
+            };
+            let index = index.broadcast_to(&bshape)?;
+            // backend seam
+            gather::add_index_offsets(op, &mut offs, &index, bound, stride)?;
+        }
+        offs
+    };
+    Ok(Resolved::Advanced(Plan {
+        view,
+        bshape,
+        offs,
+        rest,
+        rest_strides,
+        insert_at,
+    }))
+}
+
+/// Offsets `Σ coord·weights` of the true elements of a `bool` tensor, row-major.
+///
+/// A mask is read element by element: one with more elements than this machine has bytes
+/// of memory (an expanded view) would take hours to read and could not be a dense mask;
+/// it is refused as out of memory, as reading it into a list of its values would be.
+fn true_offsets(op: &'static str, mask: &Tensor, weights: &[isize]) -> Result<Vec<isize>> {
+    let n = mask.numel();
+    if n > crate::storage::physical_memory().unwrap_or(usize::MAX) {
+        return Err(Error::out_of_memory(op, n as u128));
+    }
+    // backend seam
+    gather::true_offsets(op, mask, weights)
+}
+
+/// `t[key]` (see [`Tensor::index`]).
+pub(crate) fn index(op: &'static str, t: &Tensor, key: &[TensorIndex]) -> Result<Tensor> {
+    let p = match resolve(op, t, key)? {
+        Resolved::View(v) => return Ok(v),
+        Resolved::Advanced(p) => p,
+    };
+    // Not zeroed: the gather writes every element (S5).
+    let out = crate::kernel::plan::output_for(&p.natural(op)?, t.dtype(), &[])?;
+    let front = p.front(&out)?;
+    // backend seam
+    gather::gather(
+        op,
+        &front,
+        p.bshape.len(),
+        &p.view,
+        &p.rest_strides,
+        &p.offs,
+    )?;
+    Ok(out)
+}
+
+/// `t[key] = value`, or `t[key] += value` with `accumulate` (see [`Tensor::index_put_`]).
+fn index_put(
+    op: &'static str,
+    t: &Tensor,
+    key: &[TensorIndex],
+    value: &Tensor,
+    accumulate: bool,
+) -> Result<()> {
+    let p = match resolve(op, t, key)? {
+        Resolved::View(v) => {
+            let value = value.to_dtype(v.dtype())?;
+            if accumulate {
+                v.add_(&value)?;
+            } else {
+                v.copy_(&value)?;
+            }
+            return Ok(());
+        }
+        Resolved::Advanced(p) => p,
+    };
+    // The value broadcasts against the shape `t[key]` has, then its broadcast dims move
+    // to the front, as the kernel walks them.
+    let src = value.to_dtype(t.dtype())?.broadcast_to(&p.natural(op)?)?;
+    let src = p.front(&src)?;
+    p.view.check_write(op)?;
+    // The value is read whole before anything is written (NumPy's rule): one that shares
+    // memory with the target (by address, whatever its storage) is copied first. The
+    // scatter writes in index order, not the value's, so any overlap needs the copy.
+    let src = if src.may_share_memory(&p.view) {
+        src.contiguous_copy()?
+    } else {
+        src
+    };
+    // backend seam
+    gather::scatter(
+        op,
+        &p.view,
+        &p.rest_strides,
+        &p.offs,
+        &src,
+        p.bshape.len(),
+        accumulate,
+    )
+}
+
+/// `[:, :, …, index]`: `index` as a 1-D tensor along dim `d`.
+fn along(d: usize, index: &[i64]) -> Result<Vec<TensorIndex>> {
+    let mut key: Vec<TensorIndex> = std::iter::repeat_n(TensorIndex::full(), d).collect();
+    key.push(TensorIndex::tensor(Tensor::from_slice(
+        index,
+        &[index.len()],
+    )?));
+    Ok(key)
+}
+
+/// # Advanced indexing
+impl Tensor {
+    /// `self[index] = value`, in place: PyTorch's `index_put_` with NumPy's setitem
+    /// rules. `value` is cast to this tensor's dtype and broadcast to the shape
+    /// `self.index(index)` would have; with repeated indices the last write wins. A key of
+    /// basic entries only writes through the view (as `copy_`). A value that shares
+    /// memory with this tensor is read whole before anything is written.
+    ///
+    /// ```
+    /// use strata::{s, DType, Tensor};
+    /// let x = Tensor::zeros(&[2, 3], DType::F32)?;
+    /// let cols = Tensor::from_vec(vec![2i64, 0], &[2])?;
+    /// x.index_put_(&s![.., cols], &Tensor::from_vec(vec![1.0f32, 2.0], &[2])?)?;
+    /// assert_eq!(x.to_vec::<f32>()?, vec![2.0, 0.0, 1.0, 2.0, 0.0, 1.0]);
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// The errors of [`index`](Self::index); a value that does not broadcast; a read-only
+    /// tensor, or one whose indexed elements alias each other.
+    pub fn index_put_(&self, index: &[TensorIndex], value: &Tensor) -> Result<&Self> {
+        index_put("index_put_", self, index, value, false)?;
+        Ok(self)
+    }
+
+    /// `self[index] += value`, in place, every occurrence of a repeated index adding
+    /// (PyTorch's `index_put_(…, accumulate=True)`); otherwise as
+    /// [`index_put_`](Self::index_put_). Integers wrap; `bool` is a logical or.
+    pub fn index_put_accumulate_(&self, index: &[TensorIndex], value: &Tensor) -> Result<&Self> {
+        index_put("index_put_", self, index, value, true)?;
+        Ok(self)
+    }
+
+    /// The coordinates of the non-zero elements (true, for `bool`; NaN counts as
+    /// non-zero), row-major, as an `(n, ndim)` `i64` tensor (PyTorch's `nonzero()`).
+    ///
+    /// ```
+    /// let x = strata::Tensor::from_vec(vec![0i32, 3, 0, 4], &[2, 2])?;
+    /// let nz = x.nonzero()?;
+    /// assert_eq!((nz.shape(), nz.to_vec::<i64>()?), (&[2, 2][..], vec![0, 1, 1, 1]));
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    pub fn nonzero(&self) -> Result<Tensor> {
+        const OP: &str = "nonzero";
+        let mask = if self.dtype() == DType::Bool {
+            self.clone()
+        } else {
+            self.to_dtype(DType::Bool)?
+        };
+        let shape = mask.shape();
+        let nd = shape.len();
+        // Row-major strides as weights give flat indices; a shape whose element count
+        // does not fit has none.
+        checked_numel(OP, shape)?;
+        let weights = crate::layout::contiguous_strides(shape);
+        let flat = true_offsets(OP, &mask, &weights)?;
+        let n = flat.len();
+        let total = n
+            .checked_mul(nd)
+            .ok_or_else(|| Error::overflow(OP, format!("{n} x {nd} coordinates")))?;
+        let mut out: Vec<i64> = try_vec(OP, total)?;
+        let mut coords: DimVec<i64> = DimVec::from_elem(0, nd);
+        for f in flat {
+            let mut rem = f as usize;
+            for d in (0..nd).rev() {
+                coords[d] = (rem % shape[d]) as i64;
+                rem /= shape[d];
+            }
+            out.extend_from_slice(&coords);
+        }
+        Tensor::from_vec(out, &[n, nd])
+    }
+
+    /// [`nonzero`](Self::nonzero) as one 1-D `i64` tensor per dim (PyTorch's
+    /// `nonzero(as_tuple=True)`, a tuple of index tensors that `index` takes back); a 0-d
+    /// tensor counts as 1-D.
+    pub fn nonzero_tuple(&self) -> Result<Vec<Tensor>> {
+        if self.ndim() == 0 {
+            return self.view(&[1])?.nonzero_tuple();
+        }
+        self.nonzero()?.unbind(1)
+    }
+
+    /// The slices `index[k]` of `dim`, stacked along `dim` in a new tensor (PyTorch's
+    /// `index_select`; negative indices count from the end).
+    pub fn index_select(&self, dim: i64, index: &[i64]) -> Result<Tensor> {
+        const OP: &str = "index_select";
+        let d = wrap_dim(OP, dim, self.ndim())?;
+        if self.ndim() == 0 {
+            return Err(Error::index(OP, "cannot index a 0-dim tensor along a dim"));
+        }
+        self::index(OP, self, &along(d, index)?)
+    }
+
+    /// Writes slice `k` of `src` into slice `index[k]` of `dim` of this tensor, in place
+    /// (PyTorch's `index_copy_`; with repeated indices the last write wins). `src` must
+    /// broadcast to this tensor's shape with `dim` of size `index.len()`; it is cast to
+    /// this dtype.
+    pub fn index_copy_(&self, dim: i64, index: &[i64], src: &Tensor) -> Result<&Self> {
+        const OP: &str = "index_copy_";
+        let d = wrap_dim(OP, dim, self.ndim())?;
+        if self.ndim() == 0 {
+            return Err(Error::index(OP, "cannot index a 0-dim tensor along a dim"));
+        }
+        index_put(OP, self, &along(d, index)?, src, false)?;
+        Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{DType, Tensor, TensorIndex};
+
+    #[test]
+    fn select_and_copy() {
+        let x = Tensor::arange(0, 12, 1, DType::I32)
+            .unwrap()
+            .view(&[3, 4])
+            .unwrap();
+        let s = x.index_select(1, &[3, 0, -1]).unwrap();
+        assert_eq!(
+            s.to_vec::<i32>().unwrap(),
+            vec![3, 0, 3, 7, 4, 7, 11, 8, 11]
+        );
+        let r = x.t().unwrap().index_select(0, &[1]).unwrap();
+        assert_eq!(r.to_vec::<i32>().unwrap(), vec![1, 5, 9]);
+        assert!(x.index_select(0, &[3]).is_err());
+        let y = Tensor::zeros(&[3, 4], DType::I32).unwrap();
+        y.index_copy_(0, &[2, 0], &x.narrow(0, 0, 2).unwrap())
+            .unwrap();
+        assert_eq!(
+            y.to_vec::<i32>().unwrap(),
+            vec![4, 5, 6, 7, 0, 0, 0, 0, 0, 1, 2, 3]
+        );
+        // In place from itself: staged.
+        x.index_copy_(0, &[1, 0], &x.narrow(0, 0, 2).unwrap())
+            .unwrap();
+        assert_eq!(x.to_vec::<i32>().unwrap()[..8], [4, 5, 6, 7, 0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn u64_indices_past_i64_max_are_out_of_range() {
+        let x = Tensor::arange(0, 4, 1, DType::I64).unwrap();
+        let big = Tensor::from_vec(vec![u64::MAX], &[1]).unwrap();
+        let e = x.index(&[TensorIndex::tensor(big)]).unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "index 18446744073709551615 is out of bounds for dimension 0 with size 4"
+            ),
+            "{e}"
+        );
+        let e = x
+            .index(&[TensorIndex::tensor(Tensor::scalar(u64::MAX))])
+            .unwrap_err();
+        assert!(e.to_string().contains("out of bounds"), "{e}");
+    }
+
+    #[test]
+    fn accumulate_adds_every_repeat() {
+        let x = Tensor::zeros(&[3], DType::F32).unwrap();
+        let i = Tensor::from_vec(vec![0i64, 2, 0, 0], &[4]).unwrap();
+        x.index_put_accumulate_(&[i.clone().into()], &Tensor::scalar(1.5f32))
+            .unwrap();
+        assert_eq!(x.to_vec::<f32>().unwrap(), vec![4.5, 0.0, 1.5]);
+        x.index_put_(&[i.into()], &Tensor::scalar(7.0f32)).unwrap();
+        assert_eq!(x.to_vec::<f32>().unwrap(), vec![7.0, 0.0, 7.0]);
+    }
+
+    #[test]
+    fn nonzero_of_every_rank() {
+        let z = Tensor::scalar(3.0f64).nonzero().unwrap();
+        assert_eq!(z.shape(), &[1, 0]);
+        let z = Tensor::scalar(0u8).nonzero().unwrap();
+        assert_eq!(z.shape(), &[0, 0]);
+        let f = Tensor::from_vec(vec![0.0f32, f32::NAN, -0.0, 2.0], &[4]).unwrap();
+        assert_eq!(f.nonzero().unwrap().to_vec::<i64>().unwrap(), vec![1, 3]);
+        let t = Tensor::scalar(true).nonzero_tuple().unwrap();
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].to_vec::<i64>().unwrap(), vec![0]);
+    }
+}
