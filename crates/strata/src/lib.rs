@@ -21,17 +21,21 @@
 //! borrow on the same thread is an [`Error::Borrow`], never a deadlock. See the numbered
 //! invariants on [`storage`] (S1–S5), [`layout`] (L1–L3) and [`Tensor`] (L4).
 
+mod backend;
 pub mod dtype;
 pub mod error;
 pub mod interop;
 pub mod kernel;
 pub mod layout;
+mod ops;
 pub mod storage;
 pub mod tensor;
 
 pub use dtype::{DType, DTypeKind, Element};
 pub use error::{try_vec, Error, ErrorKind, Result};
 pub use layout::Layout;
+#[doc(hidden)]
+pub use ops::reduce::{DTypeRule, Reduction, ReductionKind};
 pub use storage::{Allocator, CpuAllocator, Device, Storage};
 pub use tensor::{
     Ellipsis, Generator, NewAxis, ReadGuard, Scalar, Tensor, TensorIndex, ViewOp, WriteGuard,

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use super::geom::{count, in_bytes, out_bytes, sizes, Dim, Geom, Odometer};
-use super::ops::ReduceOp;
+use super::accumulators::ReduceOp;
 use crate::dtype::Element;
 use crate::kernel::engine::par_from;
 

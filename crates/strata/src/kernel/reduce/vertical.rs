@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use super::geom::{count, in_bytes, sizes, Geom, Odometer};
-use super::ops::ReduceOp;
+use super::accumulators::ReduceOp;
 use super::run::{fold_lanes, run_lanes, KeptStrides, Ptrs, SendPtr, Shared, LANES, SPLIT_MIN};
 use crate::dtype::Element;
 
