@@ -444,6 +444,7 @@ impl Storage {
         op: &'static str,
         make: impl FnOnce(&[u8]) -> Result<Backing>,
     ) -> Result<()> {
+        self.check_host(op)?;
         let _guard = borrow::acquire(op, &[(self, true)])?;
         if self.0.pinned_for_life.load(Ordering::Acquire) {
             return Err(Error::value(
