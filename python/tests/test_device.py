@@ -174,6 +174,8 @@ def test_host_only_operations_refuse_a_cuda_storage(fake, tmp_path):
     )
     # Metadata needs no host access.
     assert (fake.shape, fake.stride(), fake.dtype) == ((6,), (1,), st.float32)
+    assert fake.__dlpack_device__() == (2, 0)
+    assert st.ones(1).__dlpack_device__() == (1, 0)
 
 
 def test_compute_on_a_cuda_storage_is_refused(fake):

@@ -85,7 +85,11 @@ impl strata::Allocator for FakeCuda {
 #[pyo3(name = "_fake_cuda_tensor")]
 pub fn fake_cuda_tensor(n: usize) -> PyResult<crate::tensor::PyTensor> {
     let nbytes = n.checked_mul(4).ok_or_else(|| {
-        err(ErrorKind::Overflow, "_fake_cuda_tensor", format!("{n} elements"))
+        err(
+            ErrorKind::Overflow,
+            "_fake_cuda_tensor",
+            format!("{n} elements"),
+        )
     })?;
     let s = strata::Storage::zeroed_in(std::sync::Arc::new(FakeCuda), nbytes).py()?;
     let layout = strata::Layout::contiguous(&[n]).py()?;

@@ -153,9 +153,7 @@ pub fn full(
     let v = crate::tensor::scalar_arg("full", fill_value)?;
     let dt = opt_dtype(dtype)?.unwrap_or(v.default_dtype());
     let shape = sizes("full", &crate::convert::int_list(size)?)?;
-    Tensor::full_on(&shape, v, dt, dev)
-        .py()
-        .map(PyTensor::wrap)
+    Tensor::full_on(&shape, v, dt, dev).py().map(PyTensor::wrap)
 }
 
 /// `arange(end)`, `arange(start, end, step=1)`; int64 when all arguments are ints, else

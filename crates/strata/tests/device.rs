@@ -113,7 +113,10 @@ fn cuda_requests_give_the_clear_error() {
         );
         assert!(matches!(e, Error::Device { device, .. } if device == d));
     }
-    assert_device_err(Tensor::zeros_on(&[2, 3], DType::F32, Device::Cuda(0)), "zeros");
+    assert_device_err(
+        Tensor::zeros_on(&[2, 3], DType::F32, Device::Cuda(0)),
+        "zeros",
+    );
     assert_device_err(Tensor::empty_on(&[2], DType::I64, Device::Cuda(0)), "empty");
     assert_device_err(
         Tensor::full_on(&[2], 1.5, DType::F64, Device::Cuda(0)),
@@ -128,7 +131,10 @@ fn cuda_requests_give_the_clear_error() {
     assert_device_err(x.to_device(Device::Cuda(0)), "to");
     // The CPU versions are the plain constructors.
     let z = Tensor::zeros_on(&[2, 3], DType::F32, Device::Cpu).unwrap();
-    assert_eq!((z.device(), z.to_vec::<f32>().unwrap()), (Device::Cpu, vec![0.0; 6]));
+    assert_eq!(
+        (z.device(), z.to_vec::<f32>().unwrap()),
+        (Device::Cpu, vec![0.0; 6])
+    );
     let f = Tensor::full_on(&[3], 2, DType::I32, Device::Cpu).unwrap();
     assert_eq!(f.to_vec::<i32>().unwrap(), vec![2, 2, 2]);
     let same = x.to_device(Device::Cpu).unwrap();
@@ -176,18 +182,30 @@ fn every_host_only_operation_refuses_a_cuda_storage() {
             .replace_backing("test", |_| Ok(strata::storage::Backing::empty())),
         "test",
     );
-    assert_device_err(serialize_safetensors(&[("a", &t)], None), "safetensors save");
+    assert_device_err(
+        serialize_safetensors(&[("a", &t)], None),
+        "safetensors save",
+    );
     let dir = std::env::temp_dir().join(format!("strata-device-{}.npy", std::process::id()));
     assert_device_err(save_npy(&dir, &t), "npy save");
     assert!(!dir.exists(), "a refused save must not create the file");
     let mut sink = Vec::new();
-    assert_device_err(strata::interop::npy::write_npy(&mut sink, &t, None), "npy save");
+    assert_device_err(
+        strata::interop::npy::write_npy(&mut sink, &t, None),
+        "npy save",
+    );
     assert!(sink.is_empty());
     // Display cannot fail: it prints the error instead of the values.
     let shown = t.to_string();
-    assert!(shown.contains("cuda:0") && shown.contains("unreadable"), "{shown}");
+    assert!(
+        shown.contains("cuda:0") && shown.contains("unreadable"),
+        "{shown}"
+    );
     // Metadata needs no host access.
-    assert_eq!((t.shape(), t.strides(), t.dtype()), (&[2, 3][..], &[3, 1][..], DType::F32));
+    assert_eq!(
+        (t.shape(), t.strides(), t.dtype()),
+        (&[2, 3][..], &[3, 1][..], DType::F32)
+    );
     assert!(!t.is_shared());
     // The data is still intact and the storage still usable as host memory underneath.
     assert_eq!(t.storage().nbytes(), 24);
@@ -320,13 +338,28 @@ fn reduction_table_dtype_rules_are_what_the_ops_return() {
     }
     // Spot checks of the rules against PyTorch's.
     use strata::DTypeRule;
-    assert_eq!(DTypeRule::SumLike.out_dtype(DType::Bool).unwrap(), DType::I64);
+    assert_eq!(
+        DTypeRule::SumLike.out_dtype(DType::Bool).unwrap(),
+        DType::I64
+    );
     assert_eq!(DTypeRule::SumLike.out_dtype(DType::U8).unwrap(), DType::I64);
-    assert_eq!(DTypeRule::SumLike.out_dtype(DType::BF16).unwrap(), DType::BF16);
+    assert_eq!(
+        DTypeRule::SumLike.out_dtype(DType::BF16).unwrap(),
+        DType::BF16
+    );
     assert_eq!(DTypeRule::Logical.out_dtype(DType::U8).unwrap(), DType::U8);
-    assert_eq!(DTypeRule::Logical.out_dtype(DType::F32).unwrap(), DType::Bool);
-    assert_eq!(DTypeRule::ToFloat.out_dtype(DType::I32).unwrap(), DType::F32);
-    let e = Reduction::Mean.dtype_rule().out_dtype(DType::I32).unwrap_err();
+    assert_eq!(
+        DTypeRule::Logical.out_dtype(DType::F32).unwrap(),
+        DType::Bool
+    );
+    assert_eq!(
+        DTypeRule::ToFloat.out_dtype(DType::I32).unwrap(),
+        DType::F32
+    );
+    let e = Reduction::Mean
+        .dtype_rule()
+        .out_dtype(DType::I32)
+        .unwrap_err();
     assert_eq!(
         e.to_string(),
         "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: Int"

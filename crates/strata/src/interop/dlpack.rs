@@ -29,6 +29,8 @@ use crate::tensor::{Tensor, MAX_NDIM};
 pub const DLPACK_VERSION: DLPackVersion = DLPackVersion { major: 1, minor: 1 };
 /// `DLDeviceType::kDLCPU`.
 pub const DL_CPU: i32 = 1;
+/// `kDLCUDA`.
+pub const DL_CUDA: i32 = 2;
 /// The tensor must not be written by the consumer.
 pub const FLAG_READ_ONLY: u64 = 1 << 0;
 /// The producer made a copy for this export.

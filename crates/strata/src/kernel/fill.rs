@@ -130,4 +130,3 @@ pub(crate) fn fill_pattern(op: &'static str, dst: &Tensor, fill: Fill<'_>) -> Re
         }
     }
 }
-

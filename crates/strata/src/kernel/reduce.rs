@@ -159,7 +159,14 @@ fn logsumexp_into<T: Summable>(out: &Tensor, t: &Tensor, spec: &ReduceSpec<'_>) 
     if T::DTYPE == DType::F64 {
         fold_into("logsumexp", out, t, spec, &LseSum::<T>::default(), Some(&m))
     } else {
-        fold_into("logsumexp", out, t, spec, &LseSumF32::<T>::default(), Some(&m))
+        fold_into(
+            "logsumexp",
+            out,
+            t,
+            spec,
+            &LseSumF32::<T>::default(),
+            Some(&m),
+        )
     }
 }
 
@@ -173,19 +180,21 @@ fn logical_into<T: Element, const ALL: bool>(
     if T::DTYPE == DType::U8 {
         fold_into(name, out, t, spec, &Logical::<T, u8, ALL>::default(), None)
     } else {
-        fold_into(name, out, t, spec, &Logical::<T, bool, ALL>::default(), None)
+        fold_into(
+            name,
+            out,
+            t,
+            spec,
+            &Logical::<T, bool, ALL>::default(),
+            None,
+        )
     }
 }
 
 /// The CPU loop of every reduction of kind `Reduce` (and `max()`/`min()`): `t` folded
 /// over `spec` into `out` (fresh, contiguous, keep-shaped, of the dtype the op's rule
 /// gives for `t`, which the op layer already converted where the rule says so).
-pub(crate) fn reduce(
-    op: Reduction,
-    out: &Tensor,
-    t: &Tensor,
-    spec: &ReduceSpec<'_>,
-) -> Result<()> {
+pub(crate) fn reduce(op: Reduction, out: &Tensor, t: &Tensor, spec: &ReduceSpec<'_>) -> Result<()> {
     let name = op.name();
     let not_float = || {
         Error::dtype(

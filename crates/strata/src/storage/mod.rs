@@ -98,11 +98,10 @@ impl std::str::FromStr for Device {
         let ordinal = match ordinal {
             None => None,
             // PyTorch accepts only plain decimal digits here (no sign, no spaces).
-            Some(n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
-                Some(n.parse::<usize>().map_err(|_| {
-                    Error::value("device", format!("Invalid device string: '{s}'"))
-                })?)
-            }
+            Some(n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => Some(
+                n.parse::<usize>()
+                    .map_err(|_| Error::value("device", format!("Invalid device string: '{s}'")))?,
+            ),
             Some(_) => {
                 return Err(Error::value(
                     "device",

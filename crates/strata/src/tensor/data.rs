@@ -5,10 +5,10 @@ use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 
 use super::{Scalar, Tensor};
-use crate::dtype::{DType, Element};
-use crate::error::{Error, Result};
 use crate::backend::{backend_for, backend_of};
+use crate::dtype::{DType, Element};
 use crate::error::list;
+use crate::error::{Error, Result};
 use crate::kernel::plan::stage_if_overlapping;
 use crate::kernel::walk;
 use crate::layout::broadcast::broadcast_shapes;
