@@ -21,6 +21,9 @@ pub trait Allocator: Send + Sync {
     /// [`Device`] from its allocator. Host memory by default. Ops run on a storage
     /// through the backend of its device, and host-only operations refuse any device but
     /// [`Device::Cpu`] (see [`Storage::check_host`](super::Storage::check_host)).
+    ///
+    /// Until every op family goes through the backend seam (`backend/`), the memory must
+    /// still be host-addressable (invariant S1) whatever this reports.
     fn device(&self) -> Device {
         Device::Cpu
     }
