@@ -16,6 +16,7 @@ import os as _os
 from . import _strata
 from ._errors import (
     BorrowError,
+    DeviceError,
     DTypeError,
     FileError,
     FormatError,
@@ -79,40 +80,52 @@ def _dtype_from_name(name: str) -> dtype:
     return getattr(_strata, name)
 
 
-def _like(fn, other: Tensor, dtype=None, **kw):
+def _like(fn, other: Tensor, dtype=None, device=None, **kw):
     if not isinstance(other, Tensor):
         raise TypeError(f"{fn.__name__}_like(): argument 'input' must be Tensor, not {type(other).__name__}")
-    return fn(*other.shape, dtype=other.dtype if dtype is None else dtype, **kw)
+    return fn(
+        *other.shape,
+        dtype=other.dtype if dtype is None else dtype,
+        device=other.device if device is None else device,
+        **kw,
+    )
 
 
-def zeros_like(input: Tensor, dtype=None) -> Tensor:
-    """Zeros with the shape (and by default the dtype) of ``input``."""
-    return _like(zeros, input, dtype)
+def zeros_like(input: Tensor, dtype=None, device=None) -> Tensor:
+    """Zeros with the shape (and by default the dtype and device) of ``input``."""
+    return _like(zeros, input, dtype, device)
 
 
-def ones_like(input: Tensor, dtype=None) -> Tensor:
-    """Ones with the shape (and by default the dtype) of ``input``."""
-    return _like(ones, input, dtype)
+def ones_like(input: Tensor, dtype=None, device=None) -> Tensor:
+    """Ones with the shape (and by default the dtype and device) of ``input``."""
+    return _like(ones, input, dtype, device)
 
 
-def empty_like(input: Tensor, dtype=None) -> Tensor:
-    """An (always zeroed) tensor with the shape and dtype of ``input``."""
-    return _like(empty, input, dtype)
+def empty_like(input: Tensor, dtype=None, device=None) -> Tensor:
+    """An (always zeroed) tensor with the shape, dtype and device of ``input``."""
+    return _like(empty, input, dtype, device)
 
 
-def full_like(input: Tensor, fill_value, dtype=None) -> Tensor:
-    """``fill_value`` everywhere, with the shape and dtype of ``input``."""
-    return full(input.shape, fill_value, dtype=input.dtype if dtype is None else dtype)
+def full_like(input: Tensor, fill_value, dtype=None, device=None) -> Tensor:
+    """``fill_value`` everywhere, with the shape, dtype and device of ``input``."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"full_like(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return full(
+        input.shape,
+        fill_value,
+        dtype=input.dtype if dtype is None else dtype,
+        device=input.device if device is None else device,
+    )
 
 
-def rand_like(input: Tensor, dtype=None) -> Tensor:
-    """Uniform samples with the shape and dtype of ``input``."""
-    return _like(rand, input, dtype)
+def rand_like(input: Tensor, dtype=None, device=None) -> Tensor:
+    """Uniform samples with the shape, dtype and device of ``input``."""
+    return _like(rand, input, dtype, device)
 
 
-def randn_like(input: Tensor, dtype=None) -> Tensor:
-    """Normal samples with the shape and dtype of ``input``."""
-    return _like(randn, input, dtype)
+def randn_like(input: Tensor, dtype=None, device=None) -> Tensor:
+    """Normal samples with the shape, dtype and device of ``input``."""
+    return _like(randn, input, dtype, device)
 
 
 # The elementwise ops come from the op table (crates/strata/src/ops/table.rs):
@@ -230,6 +243,7 @@ __all__ = [
     "StrataValueError",
     "ReadOnlyError",
     "BorrowError",
+    "DeviceError",
     "OverlapError",
     "StrataOverflowError",
     "ResourceError",

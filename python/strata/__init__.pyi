@@ -23,6 +23,7 @@ from . import multiprocessing as multiprocessing
 from . import safetensors as safetensors
 
 from ._errors import BorrowError as BorrowError
+from ._errors import DeviceError as DeviceError
 from ._errors import DTypeError as DTypeError
 from ._errors import FileError as FileError
 from ._errors import FormatError as FormatError
@@ -54,6 +55,7 @@ _Operand: TypeAlias = Tensor | _Number | _NestedSequence
 into a tensor."""
 
 _DTypeLike: TypeAlias = dtype | builtins.str | type | np.dtype[Any]
+_DeviceLike: TypeAlias = builtins.str
 """A ``strata.dtype``, its name (``"float32"``), or a NumPy dtype or scalar type."""
 
 _Size: TypeAlias = SupportsIndex | Sequence[SupportsIndex]
@@ -345,12 +347,14 @@ class Tensor:
         """A copy keeping a dense layout's dim order."""
     def to(
         self,
-        *args: _DTypeLike | Literal["cpu"],
+        *args: _DTypeLike | _DeviceLike,
         dtype: _DTypeLike | None = None,
+        device: _DeviceLike | None = None,
         copy: builtins.bool = False,
     ) -> Tensor:
-        """``to(dtype)``, ``to("cpu")``, ``to("cpu", dtype)`` or ``to(dtype=...)``; returns
-        ``self`` when nothing changes."""
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(dtype=...,
+        device=...)``; returns ``self`` when nothing changes. A device this build has no
+        backend for ("cuda", "cuda:N") raises ``DeviceError``."""
     def type_as(self, other: Tensor) -> Tensor: ...
     def float(self) -> Tensor: ...
     def double(self) -> Tensor: ...
@@ -614,7 +618,9 @@ class Tensor:
 # Creation
 # --------------------------------------------------------------------------------------
 
-def tensor(data: _TensorLike, dtype: _DTypeLike | None = None) -> Tensor:
+def tensor(
+    data: _TensorLike, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+) -> Tensor:
     """A new tensor holding a copy of ``data``: floats give float32, ints int64, bools bool."""
 
 def as_tensor(data: _TensorLike, dtype: _DTypeLike | None = None) -> Tensor:
@@ -625,18 +631,32 @@ def from_numpy(array: Any) -> Tensor:
     strides, keeping it alive; read-only arrays give read-only tensors."""
 
 @overload
-def zeros(size: Sequence[SupportsIndex], /, *, dtype: _DTypeLike | None = None) -> Tensor: ...
+def zeros(
+    size: Sequence[SupportsIndex], /, *, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+) -> Tensor: ...
 @overload
-def zeros(*size: SupportsIndex, dtype: _DTypeLike | None = None) -> Tensor: ...
+def zeros(
+    *size: SupportsIndex, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+) -> Tensor: ...
 @overload
-def ones(size: Sequence[SupportsIndex], /, *, dtype: _DTypeLike | None = None) -> Tensor: ...
+def ones(
+    size: Sequence[SupportsIndex], /, *, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+) -> Tensor: ...
 @overload
-def ones(*size: SupportsIndex, dtype: _DTypeLike | None = None) -> Tensor: ...
+def ones(
+    *size: SupportsIndex, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+) -> Tensor: ...
 @overload
-def empty(size: Sequence[SupportsIndex], /, *, dtype: _DTypeLike | None = None) -> Tensor: ...
+def empty(
+    size: Sequence[SupportsIndex], /, *, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+) -> Tensor: ...
 @overload
-def empty(*size: SupportsIndex, dtype: _DTypeLike | None = None) -> Tensor: ...
-def full(size: _Size, fill_value: _Number, dtype: _DTypeLike | None = None) -> Tensor:
+def empty(
+    *size: SupportsIndex, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+) -> Tensor: ...
+def full(
+    size: _Size, fill_value: _Number, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+) -> Tensor:
     """The dtype defaults from the value (bool, int64 or float32)."""
 
 def arange(
@@ -644,23 +664,39 @@ def arange(
     end: _Number | None = None,
     step: _Number | None = None,
     dtype: _DTypeLike | None = None,
+    device: _DeviceLike | None = None,
 ) -> Tensor:
     """``arange(end)`` or ``arange(start, end, step)``: int64 for ints, else float32."""
 
 def linspace(
-    start: builtins.float, end: builtins.float, steps: builtins.int, dtype: _DTypeLike | None = None
+    start: builtins.float,
+    end: builtins.float,
+    steps: builtins.int,
+    dtype: _DTypeLike | None = None,
+    device: _DeviceLike | None = None,
 ) -> Tensor: ...
 def eye(
-    n: builtins.int, m: builtins.int | None = None, dtype: _DTypeLike | None = None
+    n: builtins.int,
+    m: builtins.int | None = None,
+    dtype: _DTypeLike | None = None,
+    device: _DeviceLike | None = None,
 ) -> Tensor: ...
 @overload
-def rand(size: Sequence[SupportsIndex], /, *, dtype: _DTypeLike | None = None) -> Tensor: ...
+def rand(
+    size: Sequence[SupportsIndex], /, *, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+) -> Tensor: ...
 @overload
-def rand(*size: SupportsIndex, dtype: _DTypeLike | None = None) -> Tensor: ...
+def rand(
+    *size: SupportsIndex, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+) -> Tensor: ...
 @overload
-def randn(size: Sequence[SupportsIndex], /, *, dtype: _DTypeLike | None = None) -> Tensor: ...
+def randn(
+    size: Sequence[SupportsIndex], /, *, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+) -> Tensor: ...
 @overload
-def randn(*size: SupportsIndex, dtype: _DTypeLike | None = None) -> Tensor: ...
+def randn(
+    *size: SupportsIndex, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+) -> Tensor: ...
 def manual_seed(seed: builtins.int) -> None:
     """Reseeds the default generator used by ``rand`` and ``randn``."""
 
@@ -673,12 +709,24 @@ def set_cache_limit(nbytes: builtins.int) -> builtins.int:
 def cache_info() -> dict[str, builtins.int]:
     """The block cache's ``bytes``, ``blocks``, ``limit``, ``hits``, ``misses``, ``min_block``."""
 
-def zeros_like(input: Tensor, dtype: _DTypeLike | None = None) -> Tensor: ...
-def ones_like(input: Tensor, dtype: _DTypeLike | None = None) -> Tensor: ...
-def empty_like(input: Tensor, dtype: _DTypeLike | None = None) -> Tensor: ...
-def full_like(input: Tensor, fill_value: _Number, dtype: _DTypeLike | None = None) -> Tensor: ...
-def rand_like(input: Tensor, dtype: _DTypeLike | None = None) -> Tensor: ...
-def randn_like(input: Tensor, dtype: _DTypeLike | None = None) -> Tensor: ...
+def zeros_like(
+    input: Tensor, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+) -> Tensor: ...
+def ones_like(
+    input: Tensor, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+) -> Tensor: ...
+def empty_like(
+    input: Tensor, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+) -> Tensor: ...
+def full_like(
+    input: Tensor, fill_value: _Number, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+) -> Tensor: ...
+def rand_like(
+    input: Tensor, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+) -> Tensor: ...
+def randn_like(
+    input: Tensor, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+) -> Tensor: ...
 def where(condition: _TensorLike, input: _Operand, other: _Operand) -> Tensor:
     """``condition ? input : other`` elementwise, broadcasting all three."""
 
@@ -970,6 +1018,7 @@ __all__ = [
     "StrataValueError",
     "ReadOnlyError",
     "BorrowError",
+    "DeviceError",
     "OverlapError",
     "StrataOverflowError",
     "ResourceError",

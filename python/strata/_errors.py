@@ -53,6 +53,11 @@ class FormatError(StrataError, ValueError):
     """A malformed file: bad magic, a header that lies about sizes, truncated data."""
 
 
+class DeviceError(StrataError, RuntimeError):
+    """A device this build has no backend for (CUDA until the CUDA backend lands), tensors
+    on different devices, or a host-only operation on memory that is not on the host."""
+
+
 __all__ = [
     "StrataError",
     "ShapeError",
@@ -66,4 +71,5 @@ __all__ = [
     "ResourceError",
     "FileError",
     "FormatError",
+    "DeviceError",
 ]

@@ -531,7 +531,8 @@ CASES = [
         r"At least one of 'min' or 'max' must not be None",
     ),
     ("clamp_str", lambda: t23().clamp("a"), st.DTypeError, r"str"),
-    ("to_bad_dtype", lambda: t23().to("cuda"), st.DTypeError, r"unsupported dtype"),
+    ("to_bad_dtype", lambda: t23().to("nonsense"), st.DTypeError, r"unsupported dtype"),
+    ("to_cuda", lambda: t23().to("cuda"), st.DeviceError, r"cuda:0 is not available"),
     # ---- matmul
     (
         "matmul_shapes",

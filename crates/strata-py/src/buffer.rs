@@ -86,6 +86,7 @@ pub unsafe fn get_buffer(
         return Err(PyBufferError::new_err("NULL view in getbuffer"));
     }
     let t = &slf.get().inner;
+    t.check_host("__getbuffer__").py()?;
     let fmt = format_of(t.dtype()).ok_or_else(|| {
         PyBufferError::new_err(
             "bfloat16 tensors cannot be exported through the buffer protocol; use DLPack (np.from_dlpack) instead",
@@ -176,6 +177,7 @@ pub unsafe fn release_buffer(view: *mut ffi::Py_buffer) {
 
 /// `__array_interface__` (version 3) of a tensor.
 pub fn array_interface<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyDict>> {
+    t.check_host("__array_interface__").py()?;
     let typestr = typestr_of(t.dtype()).ok_or_else(|| bf16_error("__array_interface__"))?;
     // The consumer keeps this address with no release call, so the backing may never be
     // swapped (moved into shared memory) again: see Note [Buffer ownership].
@@ -513,6 +515,7 @@ pub fn from_buffer_owned(obj: &Bound<'_, PyAny>, exclusive: bool) -> PyResult<Te
 /// `tensor.numpy()`: a NumPy array sharing memory (through the buffer protocol).
 pub fn to_numpy<'py>(slf: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyAny>> {
     let t = &slf.get().inner;
+    t.check_host("numpy").py()?;
     if t.dtype() == DType::BF16 {
         return Err(bf16_error("numpy"));
     }

@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use strata::interop::dlpack::{
     from_dlpack_legacy, from_dlpack_versioned, to_dlpack_legacy, to_dlpack_versioned,
-    DLManagedTensor, DLManagedTensorVersioned, DL_CPU, FLAG_IS_COPIED,
+    DLManagedTensor, DLManagedTensorVersioned, DL_CPU, DL_CUDA, FLAG_IS_COPIED,
 };
 
 use crate::errors::IntoPy;
@@ -128,9 +128,12 @@ impl PyTensor {
         }
     }
 
-    /// `(device_type, device_id)`: `(1, 0)`, the CPU.
+    /// `(device_type, device_id)`: `(1, 0)` for the CPU, `(2, n)` (kDLCUDA) for `cuda:n`.
     fn __dlpack_device__(&self) -> (i32, i32) {
-        (DL_CPU, 0)
+        match self.inner.device() {
+            strata::Device::Cpu => (DL_CPU, 0),
+            strata::Device::Cuda(n) => (DL_CUDA, i32::try_from(n).unwrap_or(i32::MAX)),
+        }
     }
 }
 

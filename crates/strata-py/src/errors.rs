@@ -19,6 +19,7 @@ fn class_name(kind: ErrorKind) -> &'static str {
         ErrorKind::Resource => "ResourceError",
         ErrorKind::Io => "FileError",
         ErrorKind::Format => "FormatError",
+        ErrorKind::Device => "DeviceError",
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod buffer;
 mod convert;
+mod device;
 mod dlpack;
 mod dtype;
 mod elementwise;
@@ -46,6 +47,8 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(module::rand, m)?)?;
     m.add_function(wrap_pyfunction!(module::randn, m)?)?;
     m.add_function(wrap_pyfunction!(module::manual_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(device::reduction_table, m)?)?;
+    m.add_function(wrap_pyfunction!(device::fake_cuda_tensor, m)?)?;
     m.add_function(wrap_pyfunction!(module::empty_cache, m)?)?;
     m.add_function(wrap_pyfunction!(module::set_cache_limit, m)?)?;
     m.add_function(wrap_pyfunction!(module::cache_info, m)?)?;

@@ -8,6 +8,7 @@ use pyo3::types::{PyAny, PyTuple};
 use strata::{DType, ErrorKind, Generator, Scalar, Tensor};
 
 use crate::convert::{as_scalar, from_nested, shape_args, sizes};
+use crate::device::{opt_device, placed};
 use crate::dtype::opt_dtype;
 use crate::errors::{err, IntoPy};
 use crate::tensor::PyTensor;
@@ -57,11 +58,16 @@ fn has_buffer(obj: &Bound<'_, PyAny>) -> bool {
         && !obj.is_instance_of::<pyo3::types::PyByteArray>()
 }
 
-/// `strata.tensor(data, dtype=None)`: always copies.
+/// `strata.tensor(data, dtype=None, device=None)`: always copies.
 #[pyfunction]
-#[pyo3(signature = (data, dtype=None))]
-pub fn tensor(data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
-    tensor_from(data, opt_dtype(dtype)?).map(PyTensor::wrap)
+#[pyo3(signature = (data, dtype=None, device=None))]
+pub fn tensor(
+    data: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let dev = opt_device("tensor", device)?;
+    placed(tensor_from(data, opt_dtype(dtype)?)?, dev).map(PyTensor::wrap)
 }
 
 /// `strata.from_numpy(array)`: shares memory with the array (any strides).
@@ -93,56 +99,75 @@ fn shape_of(op: &'static str, args: &Bound<'_, PyTuple>) -> PyResult<Vec<usize>>
 }
 
 #[pyfunction]
-#[pyo3(signature = (*size, dtype=None))]
-pub fn zeros(size: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+#[pyo3(signature = (*size, dtype=None, device=None))]
+pub fn zeros(
+    size: &Bound<'_, PyTuple>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let dev = opt_device("zeros", device)?;
     let dt = opt_dtype(dtype)?.unwrap_or(DType::F32);
-    Tensor::zeros(&shape_of("zeros", size)?, dt)
+    Tensor::zeros_on(&shape_of("zeros", size)?, dt, dev)
         .py()
         .map(PyTensor::wrap)
 }
 
 #[pyfunction]
-#[pyo3(signature = (*size, dtype=None))]
-pub fn ones(size: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+#[pyo3(signature = (*size, dtype=None, device=None))]
+pub fn ones(
+    size: &Bound<'_, PyTuple>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let dev = opt_device("ones", device)?;
     let dt = opt_dtype(dtype)?.unwrap_or(DType::F32);
-    Tensor::ones(&shape_of("ones", size)?, dt)
+    Tensor::full_on(&shape_of("ones", size)?, 1, dt, dev)
         .py()
         .map(PyTensor::wrap)
 }
 
 #[pyfunction]
-#[pyo3(signature = (*size, dtype=None))]
-pub fn empty(size: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+#[pyo3(signature = (*size, dtype=None, device=None))]
+pub fn empty(
+    size: &Bound<'_, PyTuple>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let dev = opt_device("empty", device)?;
     let dt = opt_dtype(dtype)?.unwrap_or(DType::F32);
-    Tensor::empty(&shape_of("empty", size)?, dt)
+    Tensor::empty_on(&shape_of("empty", size)?, dt, dev)
         .py()
         .map(PyTensor::wrap)
 }
 
 /// `full(size, fill_value, dtype=None)`: the dtype defaults from the value, as PyTorch.
 #[pyfunction]
-#[pyo3(signature = (size, fill_value, dtype=None))]
+#[pyo3(signature = (size, fill_value, dtype=None, device=None))]
 pub fn full(
     size: &Bound<'_, PyAny>,
     fill_value: &Bound<'_, PyAny>,
     dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
+    let dev = opt_device("full", device)?;
     let v = crate::tensor::scalar_arg("full", fill_value)?;
     let dt = opt_dtype(dtype)?.unwrap_or(v.default_dtype());
     let shape = sizes("full", &crate::convert::int_list(size)?)?;
-    Tensor::full(&shape, v, dt).py().map(PyTensor::wrap)
+    Tensor::full_on(&shape, v, dt, dev).py().map(PyTensor::wrap)
 }
 
 /// `arange(end)`, `arange(start, end, step=1)`; int64 when all arguments are ints, else
 /// float32.
 #[pyfunction]
-#[pyo3(signature = (start, end=None, step=None, dtype=None))]
+#[pyo3(signature = (start, end=None, step=None, dtype=None, device=None))]
 pub fn arange(
     start: &Bound<'_, PyAny>,
     end: Option<&Bound<'_, PyAny>>,
     step: Option<&Bound<'_, PyAny>>,
     dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
+    let dev = opt_device("arange", device)?;
     let a = crate::tensor::scalar_arg("arange", start)?;
     let (s, e) = match end {
         Some(e) if !e.is_none() => (a, crate::tensor::scalar_arg("arange", e)?),
@@ -154,50 +179,64 @@ pub fn arange(
     };
     let any_float = [s, e, st].iter().any(|v| matches!(v, Scalar::Float(_)));
     let dt = opt_dtype(dtype)?.unwrap_or(if any_float { DType::F32 } else { DType::I64 });
-    Tensor::arange(s, e, st, dt).py().map(PyTensor::wrap)
+    placed(Tensor::arange(s, e, st, dt).py()?, dev).map(PyTensor::wrap)
 }
 
 #[pyfunction]
-#[pyo3(signature = (start, end, steps, dtype=None))]
+#[pyo3(signature = (start, end, steps, dtype=None, device=None))]
 pub fn linspace(
     start: f64,
     end: f64,
     steps: i64,
     dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
+    let dev = opt_device("linspace", device)?;
     let n = sizes("linspace", &[steps])?[0];
     let dt = opt_dtype(dtype)?.unwrap_or(DType::F32);
-    Tensor::linspace(start, end, n, dt).py().map(PyTensor::wrap)
+    placed(Tensor::linspace(start, end, n, dt).py()?, dev).map(PyTensor::wrap)
 }
 
 #[pyfunction]
-#[pyo3(signature = (n, m=None, dtype=None))]
-pub fn eye(n: i64, m: Option<i64>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+#[pyo3(signature = (n, m=None, dtype=None, device=None))]
+pub fn eye(
+    n: i64,
+    m: Option<i64>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let dev = opt_device("eye", device)?;
     let n2 = sizes("eye", &[n, m.unwrap_or(n)])?;
     let dt = opt_dtype(dtype)?.unwrap_or(DType::F32);
-    Tensor::eye(n2[0], n2[1], dt).py().map(PyTensor::wrap)
+    placed(Tensor::eye(n2[0], n2[1], dt).py()?, dev).map(PyTensor::wrap)
 }
 
 /// Uniform samples in [0, 1) from the default generator (see `manual_seed`).
 #[pyfunction]
-#[pyo3(signature = (*size, dtype=None))]
-pub fn rand(size: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+#[pyo3(signature = (*size, dtype=None, device=None))]
+pub fn rand(
+    size: &Bound<'_, PyTuple>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let dev = opt_device("rand", device)?;
     let dt = opt_dtype(dtype)?.unwrap_or(DType::F32);
     let shape = shape_of("rand", size)?;
-    with_gen(|g| Tensor::rand_with(&shape, dt, g))
-        .py()
-        .map(PyTensor::wrap)
+    placed(with_gen(|g| Tensor::rand_with(&shape, dt, g)).py()?, dev).map(PyTensor::wrap)
 }
 
 /// Standard normal samples from the default generator.
 #[pyfunction]
-#[pyo3(signature = (*size, dtype=None))]
-pub fn randn(size: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+#[pyo3(signature = (*size, dtype=None, device=None))]
+pub fn randn(
+    size: &Bound<'_, PyTuple>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let dev = opt_device("randn", device)?;
     let dt = opt_dtype(dtype)?.unwrap_or(DType::F32);
     let shape = shape_of("randn", size)?;
-    with_gen(|g| Tensor::randn_with(&shape, dt, g))
-        .py()
-        .map(PyTensor::wrap)
+    placed(with_gen(|g| Tensor::randn_with(&shape, dt, g)).py()?, dev).map(PyTensor::wrap)
 }
 
 /// Reseeds the default generator.

@@ -118,6 +118,7 @@ pub fn new_view<'py>(py: Python<'py>, src: &Tensor, op: ViewOp<'_>) -> PyResult<
 
 /// Nested lists of a tensor's values.
 pub fn to_list(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
+    t.check_host("tolist").py()?;
     check_list_size(t.shape())?;
     let flat = elements(py, t)?;
     nest(py, t.shape(), &flat)
@@ -920,22 +921,34 @@ impl PyTensor {
             .map(PyTensor::wrap)
     }
 
-    /// `to(dtype)`; also accepts a device string "cpu".
-    #[pyo3(signature = (*args, dtype=None, copy=false))]
+    /// `to(dtype)`, `to(device)`, `to(device, dtype)`: a device is a string ("cpu",
+    /// "cuda", "cuda:N"); a device this build has no backend for is a `DeviceError`.
+    #[pyo3(signature = (*args, dtype=None, device=None, copy=false))]
     fn to(
         &self,
         args: &Bound<'_, PyTuple>,
         dtype: Option<&Bound<'_, PyAny>>,
+        device: Option<&Bound<'_, PyAny>>,
         copy: bool,
     ) -> PyResult<PyTensor> {
         let mut target = crate::dtype::opt_dtype(dtype)?;
+        let mut dev = match device {
+            Some(d) if !d.is_none() => crate::device::opt_device("to", Some(d))?,
+            _ => self.inner.device(),
+        };
         for a in args.iter() {
             if let Ok(s) = a.extract::<String>() {
-                if s == "cpu" {
+                if s == "cpu" || s.starts_with("cuda") {
+                    dev = crate::device::opt_device("to", Some(&a))?;
                     continue;
                 }
             }
             target = Some(parse_dtype(&a)?);
+        }
+        if dev != self.inner.device() {
+            let moved = self.inner.to_device(dev).py()?;
+            let dt = target.unwrap_or(moved.dtype());
+            return moved.to_dtype(dt).py().map(PyTensor::wrap);
         }
         let dt = target.unwrap_or(self.inner.dtype());
         if dt == self.inner.dtype() {

@@ -68,6 +68,10 @@ pub enum ErrorKind {
     /// A malformed file or header: bad magic, truncated data, lying sizes (Python:
     /// `ValueError`).
     Format,
+    /// A device this build has no backend for, tensors on different devices, or a
+    /// host-only operation on memory that is not on the host (Python: `DeviceError`, a
+    /// `RuntimeError`).
+    Device,
 }
 
 /// Every error strata reports.
@@ -264,6 +268,18 @@ pub enum Error {
         /// What is wrong, naming the offending values.
         msg: String,
     },
+
+    /// A device that cannot be used here: no backend in this build, tensors on different
+    /// devices, or host-only access to memory that is not on the host.
+    #[error("{op}: {msg}")]
+    Device {
+        /// The op.
+        op: &'static str,
+        /// The device concerned.
+        device: crate::storage::Device,
+        /// What is wrong, naming the device.
+        msg: String,
+    },
 }
 
 impl Error {
@@ -287,6 +303,7 @@ impl Error {
             Error::Resource { .. } => ErrorKind::Resource,
             Error::Io { .. } => ErrorKind::Io,
             Error::Format { .. } => ErrorKind::Format,
+            Error::Device { .. } => ErrorKind::Device,
         }
     }
 
@@ -338,6 +355,43 @@ impl Error {
         Error::Resource {
             op,
             msg: format!("out of memory: cannot allocate {bytes} bytes"),
+        }
+    }
+
+    /// `op` asked for `device`, which has no backend in this build.
+    pub fn device_unavailable(op: &'static str, device: crate::storage::Device) -> Self {
+        Error::Device {
+            op,
+            device,
+            msg: format!(
+                "device {device} is not available: this build of strata has no backend for it (CUDA tensors arrive with the CUDA backend); use device 'cpu'"
+            ),
+        }
+    }
+
+    /// A host-only operation `op` on memory that lives on `device`.
+    pub fn not_on_host(op: &'static str, device: crate::storage::Device) -> Self {
+        Error::Device {
+            op,
+            device,
+            msg: format!(
+                "needs the tensor's data in host memory, but it is on {device}; copy it to the cpu first"
+            ),
+        }
+    }
+
+    /// Tensors on two different devices given to one op.
+    pub fn device_mismatch(
+        op: &'static str,
+        a: crate::storage::Device,
+        b: crate::storage::Device,
+    ) -> Self {
+        Error::Device {
+            op,
+            device: b,
+            msg: format!(
+                "Expected all tensors to be on the same device, but found at least two devices, {a} and {b}!"
+            ),
         }
     }
 

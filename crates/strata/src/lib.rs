@@ -25,6 +25,7 @@
 //! kernel, how to add an op, a dtype or a backend — is `docs/ARCHITECTURE.md` in the
 //! repository.
 
+mod backend;
 pub mod dtype;
 pub mod error;
 pub mod interop;
@@ -37,6 +38,8 @@ pub mod tensor;
 pub use dtype::{DType, DTypeKind, Element};
 pub use error::{try_vec, Error, ErrorKind, Result};
 pub use layout::Layout;
+#[doc(hidden)]
+pub use ops::reduce::{DTypeRule, Reduction, ReductionKind};
 pub use storage::{Allocator, CpuAllocator, Device, Storage};
 /// The binding's in-place view path ([`Tensor::view_in_place`]); not the public way to make
 /// a view.

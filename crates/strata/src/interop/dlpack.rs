@@ -29,6 +29,8 @@ use crate::tensor::{Tensor, MAX_NDIM};
 pub const DLPACK_VERSION: DLPackVersion = DLPackVersion { major: 1, minor: 1 };
 /// `DLDeviceType::kDLCPU`.
 pub const DL_CPU: i32 = 1;
+/// `kDLCUDA`.
+pub const DL_CUDA: i32 = 2;
 /// The tensor must not be written by the consumer.
 pub const FLAG_READ_ONLY: u64 = 1 << 0;
 /// The producer made a copy for this export.
@@ -199,6 +201,7 @@ struct LegacyExport {
 }
 
 fn export_parts(t: &Tensor) -> Result<(DLTensor, ExportCtx)> {
+    t.check_host("to_dlpack")?;
     let mut ctx = ExportCtx {
         shape: t.shape().iter().map(|&n| n as i64).collect(),
         strides: t.strides().iter().map(|&s| s as i64).collect(),
@@ -241,6 +244,7 @@ unsafe extern "C" fn delete_legacy(m: *mut DLManagedTensor) {
 /// flagged IS_COPIED; a read-only tensor is flagged READ_ONLY. The caller hands the
 /// pointer to a consumer, which must call its deleter exactly once.
 pub fn to_dlpack_versioned(t: &Tensor, copy: bool) -> Result<*mut DLManagedTensorVersioned> {
+    t.check_host("to_dlpack")?;
     let src = if copy {
         t.contiguous_copy()?
     } else {
@@ -270,6 +274,7 @@ pub fn to_dlpack_versioned(t: &Tensor, copy: bool) -> Result<*mut DLManagedTenso
 /// Exports `t` as a legacy managed tensor (no flags: a read-only tensor is refused, since
 /// the legacy ABI cannot say so).
 pub fn to_dlpack_legacy(t: &Tensor, copy: bool) -> Result<*mut DLManagedTensor> {
+    t.check_host("to_dlpack")?;
     if t.is_read_only() && !copy {
         return Err(Error::ReadOnly {
             op: "to_dlpack (legacy, unversioned: it has no read-only flag)",

@@ -31,6 +31,7 @@ pub(crate) fn with_row_major_bytes<R>(
     t: &Tensor,
     f: impl FnOnce(&[u8]) -> R,
 ) -> Result<R> {
+    t.check_host(op)?;
     if t.dtype() == DType::Bool {
         let v: Vec<u8> = t.to_vec::<bool>()?.into_iter().map(u8::from).collect();
         return Ok(f(&v));

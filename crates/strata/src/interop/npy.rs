@@ -579,6 +579,7 @@ pub fn header_bytes(
 /// in C order (the latter compacted); an F-contiguous tensor is written as it lies, with
 /// `fortran_order: True`, as NumPy does.
 pub fn write_npy(w: &mut impl Write, t: &Tensor, version: Option<(u8, u8)>) -> Result<()> {
+    t.check_host(OP_SAVE)?;
     let fortran = t.ndim() > 1 && !t.is_contiguous() && t.is_f_contiguous();
     let head = header_bytes(t.dtype(), fortran, t.shape(), version)?;
     let io = |e: std::io::Error| Error::Io {
@@ -609,6 +610,7 @@ pub fn save_npy_version(
 ) -> Result<()> {
     let path = path.as_ref();
     // Validate before creating the file, so a bf16 tensor leaves nothing behind.
+    t.check_host(OP_SAVE)?;
     descr_of(t.dtype())?;
     let f = File::create(path).map_err(|e| Error::io(OP_SAVE, path, &e))?;
     let mut w = BufWriter::new(f);

@@ -322,6 +322,9 @@ fn serialize_with<R>(
     tensors: &[(&str, &Tensor)],
     f: impl FnOnce(Vec<(String, &Prepared)>) -> std::result::Result<R, SafeTensorError>,
 ) -> Result<R> {
+    for (_, t) in tensors {
+        t.check_host(OP_SAVE)?;
+    }
     let prepared = prepare(tensors)?;
     let storages: Vec<(&Storage, bool)> = prepared
         .iter()

@@ -3,8 +3,7 @@
 use super::engine::{par_from, Loop, PAR_MIN};
 use super::plan;
 use crate::dtype::Element;
-use crate::error::{list, Error, Result};
-use crate::layout::broadcast::broadcast_shapes;
+use crate::error::Result;
 use crate::tensor::Tensor;
 use crate::with_dtype;
 
@@ -129,28 +128,12 @@ unsafe fn run_copy<T: Element>(lp: &Loop<2>) {
     }
 }
 
-/// Copies `src` (broadcast to `dst`'s shape, cast to its dtype) into `dst`, in place.
-///
-/// An input that partially overlaps `dst` in memory is staged through a compact copy
-/// first, so the result is always that of reading `src` completely before writing.
-pub(crate) fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
+/// The CPU loops of `copy_`: `src` (broadcast to `dst`'s shape, cast to its dtype) into
+/// `dst`, in place. The op layer (`Tensor::copy_`) has checked the shapes and that `dst`
+/// is writable and free of self-overlap, and staged an `src` that partially overlaps it.
+pub(crate) fn copy_loops(dst: &Tensor, src: &Tensor) -> Result<()> {
     let same_shape = dst.shape() == src.shape();
-    if !same_shape {
-        let bshape = broadcast_shapes("copy_", dst.shape(), src.shape())?;
-        if bshape.as_slice() != dst.shape() {
-            return Err(Error::shape(
-                "copy_",
-                format!(
-                    "output with shape {} doesn't match the broadcast shape {}",
-                    list(dst.shape()),
-                    list(&bshape)
-                ),
-            ));
-        }
-    }
-    dst.check_write("copy_")?;
-    let src = plan::stage_if_overlapping(dst, src)?;
-    let _g = plan::borrow_for_write("copy_", dst, [&src])?;
+    let _g = plan::borrow_for_write("copy_", dst, [src])?;
     if same_shape && dst.dtype() == src.dtype() && dst.numel() <= SMALL_COPY {
         let walk: unsafe fn(&Tensor, &Tensor) = match dst.dtype().itemsize() {
             1 => walk_copy::<u8>,
@@ -161,7 +144,7 @@ pub(crate) fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
         // SAFETY: both layouts lie inside their storages (L4), borrowed above; dst does
         // not overlap itself and src is disjoint from it, identical, or staged; `T` has
         // the operands' item size.
-        unsafe { walk(dst, &src) };
+        unsafe { walk(dst, src) };
         return Ok(());
     }
     let target: Vec<i64> = dst.shape().iter().map(|&n| n as i64).collect();

@@ -18,15 +18,15 @@
 //! workers, one matrix each.
 
 use rayon::prelude::*;
-use smallvec::SmallVec;
 
 use super::elementwise_loops::binary_into;
 use super::engine::GRAIN;
 use super::plan::promote_types;
+use crate::backend::backend_of;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::layout::broadcast::broadcast_shapes;
-use crate::layout::checked_numel;
+use crate::layout::{checked_numel, DimVec};
 use crate::ops::table::Cost;
 use crate::storage::borrow;
 use crate::tensor::Tensor;
@@ -37,8 +37,6 @@ const PAR_WORK: usize = 64 * 64 * 64;
 
 /// `gemm::f16` must be strata's `half::f16`, or `gemm` would reject it at run time.
 const _: fn(gemm::f16) -> half::f16 = |x| x;
-
-type Dims = SmallVec<[usize; 4]>;
 
 impl Tensor {
     /// The matrix product of two tensors with NumPy's and PyTorch's `matmul` semantics:
@@ -386,11 +384,45 @@ fn product_with(
         let p = product_with(op, &a, &b, batch, allow_gemm)?;
         return p.to_dtype(dt);
     }
-    let mut out_shape: Dims = batch.iter().copied().collect();
+    let mut out_shape: DimVec<usize> = batch.iter().copied().collect();
     out_shape.extend([m, n]);
     let out = Tensor::zeros(&out_shape, dt)?;
     if out.numel() == 0 || k == 0 {
         return Ok(out);
+    }
+    if allow_gemm {
+        backend_of(op, &[a, b])?.matmul(op, &out, a, b, batch)?;
+    } else {
+        run_product(op, &out, a, b, batch, false)?;
+    }
+    Ok(out)
+}
+
+/// The CPU loops of a product: `out` (fresh, contiguous `[batch.., m, n]`, non-empty, of
+/// the operands' dtype) `= a · b`, with `gemm` allowed or not (tests compare the two
+/// kernels). bf16 (and f16 for matrix·vector) operands were converted to f32 by the op
+/// layer.
+pub(crate) fn run_product(
+    op: &'static str,
+    out: &Tensor,
+    a: &Tensor,
+    b: &Tensor,
+    batch: &[usize],
+    allow_gemm: bool,
+) -> Result<()> {
+    let dt = a.dtype();
+    let (na, nb) = (a.ndim(), b.ndim());
+    let (m, k, n) = (a.shape()[na - 2], a.shape()[na - 1], b.shape()[nb - 1]);
+    if out.dtype() != dt || b.dtype() != dt || !out.is_contiguous() {
+        return Err(Error::dtype(
+            op,
+            format!(
+                "internal error: product of {} and {} into {}",
+                dt,
+                b.dtype(),
+                out.dtype()
+            ),
+        ));
     }
     // `gemm` dereferences typed pointers: an operand in foreign memory that is not aligned
     // for its dtype is read from an aligned copy instead (rare; `Element::load` elsewhere
@@ -436,7 +468,7 @@ fn product_with(
         a: side(&la, a.storage().data_ptr()),
         b: side(&lb, b.storage().data_ptr()),
         out: out.storage().data_ptr(),
-        use_gemm: allow_gemm && aligned(&a) && aligned(&b) && aligned(&out),
+        use_gemm: allow_gemm && aligned(&a) && aligned(&b) && aligned(out),
     };
     // SAFETY: `la`/`lb` are `a`/`b` broadcast to `[batch.., m, k]`/`[batch.., k, n]`, so
     // every element `[i.., r, c]` they describe is an element of `a`/`b` and lies inside
@@ -446,14 +478,14 @@ fn product_with(
     // whole call (S3, S4), hold initialised bytes (S5), and `out` is writable (fresh CPU
     // memory, S1). `use_gemm` is only set when every base pointer is aligned for `T`.
     with_dtype!(dt, T => unsafe { T::run(&job) });
-    Ok(out)
+    Ok(())
 }
 
 /// One operand of a batched product: element `[i.., r, c]` is at
 /// `ptr + (Σ i·batch_strides + r·rs + c·cs)·itemsize`.
 struct Side {
     ptr: *mut u8,
-    batch_strides: SmallVec<[isize; 4]>,
+    batch_strides: DimVec<isize>,
     rs: isize,
     cs: isize,
 }

@@ -8,11 +8,15 @@
 //!   `Tensor` methods, CPU dispatch and Python methods are generated from it.
 //! - [`elementwise`]: the elementwise op layer — dtype rules, broadcasting, the output or
 //!   in-place destination, then one call into the backend's loops.
+//! - `reduce`: the reduction table (each reduction and scan declared once: name, kind,
+//!   dtype rule) and the reductions' op layer (dims, keepdim, output), over the loops in
+//!   `kernel/reduce/`.
 //! - `index`: advanced indexing — what a key of index tensors and masks selects, and
 //!   `index_put_`, over the gather/scatter loops.
 
 pub mod elementwise;
 pub(crate) mod index;
+pub(crate) mod reduce;
 pub mod table;
 
 pub use elementwise::scalar_lhs;

@@ -5,6 +5,7 @@ use std::fmt;
 use std::ptr::NonNull;
 
 use super::cache::{self, Block};
+use super::Device;
 use crate::error::{Error, Result};
 
 /// Alignment of every strata allocation, in bytes (a cache line; enough for AVX-512).
@@ -15,6 +16,17 @@ pub const ALIGN: usize = 64;
 pub trait Allocator: Send + Sync {
     /// A short name shown in debug output.
     fn name(&self) -> &'static str;
+
+    /// The device whose memory this allocator hands out; a storage takes its
+    /// [`Device`] from its allocator. Host memory by default. Ops run on a storage
+    /// through the backend of its device, and host-only operations refuse any device but
+    /// [`Device::Cpu`] (see [`Storage::check_host`](super::Storage::check_host)).
+    ///
+    /// Until every op family goes through the backend seam (`backend/`), the memory must
+    /// still be host-addressable (invariant S1) whatever this reports.
+    fn device(&self) -> Device {
+        Device::Cpu
+    }
 
     /// Returns `nbytes > 0` zeroed bytes aligned to at least [`ALIGN`].
     fn allocate_zeroed(&self, nbytes: usize) -> Result<NonNull<u8>>;

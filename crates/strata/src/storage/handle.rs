@@ -50,6 +50,7 @@ impl Storage {
         &self,
         op: &'static str,
     ) -> Result<(SegmentInfo, std::sync::Arc<shm::SharedSegment>)> {
+        self.check_host(op)?;
         let seg = self.shared_segment().ok_or_else(|| {
             if self.shared_file_map().is_some() {
                 Error::value(
@@ -79,6 +80,7 @@ impl Storage {
     /// # Errors
     /// When the storage is not shared, or no fd can be had (see Note [fd budget]).
     pub fn shm_handle(&self) -> Result<ShmHandle> {
+        self.check_host("shm_handle")?;
         if let Some(r) = self.file_region("shm_handle")? {
             return Ok(ShmHandle {
                 fd: r.fd,

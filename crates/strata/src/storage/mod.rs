@@ -46,17 +46,82 @@ pub use shm::{SegmentId, SharedSegment, ShmKind};
 use crate::error::{Error, Result};
 
 /// Where a storage's bytes live.
+///
+/// Printed and parsed as PyTorch spells devices: `"cpu"`, `"cuda:0"` (`"cuda"` parses as
+/// ordinal 0). Only [`Device::Cpu`] has a backend in this build: asking for a tensor on
+/// any other device is an [`Error::Device`], as is a host-only operation (data access,
+/// printing, export, saving) on a storage that is not on the host (see
+/// [`Storage::check_host`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Device {
     /// Host memory.
     #[default]
     Cpu,
+    /// The memory of CUDA device number `ordinal`. No storage can be made there until a
+    /// CUDA backend exists.
+    Cuda(usize),
+}
+
+impl Device {
+    /// True for host memory.
+    #[inline]
+    pub fn is_cpu(self) -> bool {
+        matches!(self, Device::Cpu)
+    }
+
+    /// `Ok` when this build can make storages and run ops on this device; else the
+    /// [`Error::Device`] that an op named `op` reports for it.
+    pub fn check_available(self, op: &'static str) -> Result<()> {
+        crate::backend::backend_for(op, self).map(|_| ())
+    }
 }
 
 impl fmt::Display for Device {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Device::Cpu => f.write_str("cpu"),
+            Device::Cuda(n) => write!(f, "cuda:{n}"),
+        }
+    }
+}
+
+impl std::str::FromStr for Device {
+    type Err = Error;
+
+    /// Parses `"cpu"`, `"cuda"` (ordinal 0) or `"cuda:N"`, PyTorch's spellings; anything
+    /// else is a value error naming the text.
+    fn from_str(s: &str) -> Result<Device> {
+        let (ty, ordinal) = match s.split_once(':') {
+            Some((ty, n)) => (ty, Some(n)),
+            None => (s, None),
+        };
+        let ordinal = match ordinal {
+            None => None,
+            // PyTorch accepts only plain decimal digits here (no sign, no spaces).
+            Some(n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => Some(
+                n.parse::<usize>()
+                    .map_err(|_| Error::value("device", format!("Invalid device string: '{s}'")))?,
+            ),
+            Some(_) => {
+                return Err(Error::value(
+                    "device",
+                    format!("Invalid device string: '{s}'"),
+                ))
+            }
+        };
+        match ty {
+            "cpu" => match ordinal {
+                None | Some(0) => Ok(Device::Cpu),
+                Some(n) => Err(Error::value(
+                    "device",
+                    format!("CPU device index must be 0, got {n} (in device string '{s}')"),
+                )),
+            },
+            "cuda" => Ok(Device::Cuda(ordinal.unwrap_or(0))),
+            _ => Err(Error::value(
+                "device",
+                format!("Expected one of cpu, cuda device type at start of device string: {s}"),
+            )),
         }
     }
 }
@@ -231,10 +296,14 @@ impl Storage {
         // Before any storage exists, so before any borrow can be held across a fork (see
         // `borrow::State::refresh`).
         crate::kernel::pool::register_fork_handlers();
+        let device = match &backing.owner {
+            Owner::Allocated { allocator } => allocator.device(),
+            _ => Device::Cpu,
+        };
         Storage(Arc::new(Inner {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             nbytes: backing.nbytes,
-            device: Device::Cpu,
+            device,
             backing: Mutex::new(backing),
             borrow: borrow::BorrowCell::default(),
             version: AtomicU64::new(0),
@@ -374,6 +443,7 @@ impl Storage {
         op: &'static str,
         make: impl FnOnce(&[u8]) -> Result<Backing>,
     ) -> Result<()> {
+        self.check_host(op)?;
         let _guard = borrow::acquire(op, &[(self, true)])?;
         if self.0.pinned_for_life.load(Ordering::Acquire) {
             return Err(Error::value(
@@ -408,6 +478,19 @@ impl Storage {
         drop(backing);
         drop(old);
         Ok(())
+    }
+
+    /// The one "must be on the host" check: `Ok` for CPU memory, else the
+    /// [`Error::Device`] naming `op` and the device. Every operation that reads or writes
+    /// the bytes from the host — element access, slice guards, printing, `explain`,
+    /// NumPy/buffer/DLPack export, shared memory, saving to a file — calls it (through
+    /// [`Tensor::check_host`](crate::Tensor::check_host)) before touching the pointer.
+    #[inline]
+    pub fn check_host(&self, op: &'static str) -> Result<()> {
+        match self.0.device {
+            Device::Cpu => Ok(()),
+            device => Err(Error::not_on_host(op, device)),
+        }
     }
 
     /// Fails with [`Error::ReadOnly`] when the storage is read-only.

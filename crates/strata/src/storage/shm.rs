@@ -472,6 +472,7 @@ impl Storage {
     /// old bytes, or while this thread borrows the storage; an OS error if the segment
     /// cannot be made.
     pub fn share_memory_with(&self, kind: ShmKind) -> Result<()> {
+        self.check_host("share_memory_")?;
         let _serial = lock(&SHARE_LOCK);
         if self.is_shared() {
             return Ok(());

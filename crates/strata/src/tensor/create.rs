@@ -1,14 +1,14 @@
 //! Constructors: from data, filled, ranges, identity and random tensors.
 
-use rand::{Rng, SeedableRng};
-use rand_distr::StandardNormal;
+use rand::SeedableRng;
 
 use super::{Scalar, Tensor};
+use crate::backend::{backend_for, Fill};
 use crate::dtype::{DType, Element};
 use crate::error::{list, Error, Result};
 use crate::layout::{checked_numel, Layout};
 use crate::storage::borrow;
-use crate::storage::Storage;
+use crate::storage::{Device, Storage};
 use crate::with_dtype;
 
 /// A seeded random generator for [`Tensor::rand_with`] and [`Tensor::randn_with`].
@@ -20,6 +20,11 @@ impl Generator {
     pub fn new(seed: u64) -> Generator {
         Generator(rand::rngs::StdRng::seed_from_u64(seed))
     }
+
+    /// The random stream, for a backend's sampling loop.
+    pub(crate) fn rng(&mut self) -> &mut rand::rngs::StdRng {
+        &mut self.0
+    }
 }
 
 fn nbytes_of(op: &'static str, numel: usize, dtype: DType) -> Result<usize> {
@@ -30,11 +35,77 @@ fn nbytes_of(op: &'static str, numel: usize, dtype: DType) -> Result<usize> {
 }
 
 impl Tensor {
-    /// Fresh zeroed contiguous storage for `shape`.
+    /// Fresh zeroed contiguous storage for `shape` in host memory.
     fn alloc(op: &'static str, shape: &[usize], dtype: DType) -> Result<Tensor> {
         let numel = checked_numel(op, shape)?;
         let storage = Storage::zeroed(nbytes_of(op, numel, dtype)?)?;
         Tensor::checked(op, storage, Layout::contiguous(shape)?, dtype)
+    }
+
+    /// Fresh contiguous storage for `shape` on `device`, zeroed or (for a kernel that
+    /// writes it whole) not, from the device's backend.
+    fn alloc_on(
+        op: &'static str,
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+        zeroed: bool,
+    ) -> Result<Tensor> {
+        let backend = backend_for(op, device)?;
+        let numel = checked_numel(op, shape)?;
+        let storage = backend.allocate(op, nbytes_of(op, numel, dtype)?, zeroed)?;
+        Tensor::checked(op, storage, Layout::contiguous(shape)?, dtype)
+    }
+
+    /// Zeros on `device`.
+    ///
+    /// # Errors
+    /// A [`Device`](crate::ErrorKind::Device) error for a device this build has no
+    /// backend for (any but the CPU today), and those of [`zeros`](Self::zeros).
+    pub fn zeros_on(shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
+        if device.is_cpu() {
+            return Self::alloc("zeros", shape, dtype);
+        }
+        Self::alloc_on("zeros", shape, dtype, device, true)
+    }
+
+    /// An "uninitialised" tensor on `device` (zeroed, as [`empty`](Self::empty)).
+    ///
+    /// # Errors
+    /// As for [`zeros_on`](Self::zeros_on).
+    pub fn empty_on(shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
+        Self::alloc_on("empty", shape, dtype, device, true)
+    }
+
+    /// A tensor on `device` filled with `value` (cast to `dtype`).
+    ///
+    /// # Errors
+    /// As for [`zeros_on`](Self::zeros_on) and [`full`](Self::full).
+    pub fn full_on(
+        shape: &[usize],
+        value: impl Into<Scalar>,
+        dtype: DType,
+        device: Device,
+    ) -> Result<Tensor> {
+        let t = Self::alloc_on("full", shape, dtype, device, true)?;
+        t.fill_(value)?;
+        Ok(t)
+    }
+
+    /// A copy of this tensor on `device` (this tensor itself when it is already there),
+    /// PyTorch's `to(device)`.
+    ///
+    /// # Errors
+    /// A [`Device`](crate::ErrorKind::Device) error for a device this build has no
+    /// backend for.
+    pub fn to_device(&self, device: Device) -> Result<Tensor> {
+        if device == self.device() {
+            return Ok(self.clone());
+        }
+        backend_for("to", device)?;
+        backend_for("to", self.device())?;
+        // Two backends that both exist but differ: no cross-device copy is implemented.
+        Err(Error::device_mismatch("to", self.device(), device))
     }
 
     /// A tensor of `shape` holding `data` in row-major order (copied into 64-byte-aligned
@@ -163,48 +234,26 @@ impl Tensor {
             ));
         }
         let n = n as usize;
-        let t = Self::alloc("arange", &[n], dtype)?;
-        let _g = borrow::acquire("arange", &[(&t.storage, true)])?;
-        let base = t.storage.data_ptr();
-        with_dtype!(dtype, T => {
-            for i in 0..n {
-                let v: T = if all_int && !dtype.is_float() {
-                    T::from_i64(start.to::<i64>().wrapping_add((i as i64).wrapping_mul(step.to::<i64>())))
-                } else {
-                    T::from_f64(s + i as f64 * st)
-                };
-                // SAFETY: fresh storage of `n` elements, exclusively borrowed.
-                unsafe { v.store(base.add(i * size_of::<T>())) };
-            }
-        });
-        drop(_g);
+        // Not zeroed: the backend writes every element (S5).
+        let t = Self::alloc_on("arange", &[n], dtype, Device::Cpu, false)?;
+        let fill = Fill::Arange {
+            start,
+            step,
+            int: all_int && !dtype.is_float(),
+        };
+        backend_for("arange", t.device())?.fill_pattern("arange", &t, fill)?;
         Ok(t)
     }
 
     /// `steps` values evenly spaced from `start` to `end` inclusive (PyTorch's symmetric
     /// formula: the first half counts up from `start`, the second down from `end`).
     pub fn linspace(start: f64, end: f64, steps: usize, dtype: DType) -> Result<Tensor> {
-        let t = Self::alloc("linspace", &[steps], dtype)?;
-        let step = if steps > 1 {
-            (end - start) / (steps - 1) as f64
-        } else {
-            0.0
-        };
-        let half = steps / 2;
-        let _g = borrow::acquire("linspace", &[(&t.storage, true)])?;
-        let base = t.storage.data_ptr();
-        with_dtype!(dtype, T => {
-            for i in 0..steps {
-                let v = if i < half || steps == 1 {
-                    start + step * i as f64
-                } else {
-                    end - step * (steps - 1 - i) as f64
-                };
-                // SAFETY: fresh storage of `steps` elements, exclusively borrowed.
-                unsafe { T::from_f64(v).store(base.add(i * size_of::<T>())) };
-            }
-        });
-        drop(_g);
+        let t = Self::alloc_on("linspace", &[steps], dtype, Device::Cpu, false)?;
+        backend_for("linspace", t.device())?.fill_pattern(
+            "linspace",
+            &t,
+            Fill::Linspace { start, end },
+        )?;
         Ok(t)
     }
 
@@ -227,44 +276,24 @@ impl Tensor {
 
     /// Uniform samples in `[0, 1)` drawn from `gen`.
     pub fn rand_with(shape: &[usize], dtype: DType, gen: &mut Generator) -> Result<Tensor> {
-        Self::sample("rand", shape, dtype, || gen.0.random::<f64>())
+        Self::sample("rand", shape, dtype, Fill::Uniform(gen))
     }
 
     /// Standard normal samples drawn from `gen`.
     pub fn randn_with(shape: &[usize], dtype: DType, gen: &mut Generator) -> Result<Tensor> {
-        Self::sample("randn", shape, dtype, || {
-            gen.0.sample::<f64, _>(StandardNormal)
-        })
+        Self::sample("randn", shape, dtype, Fill::Normal(gen))
     }
 
-    fn sample(
-        op: &'static str,
-        shape: &[usize],
-        dtype: DType,
-        mut draw: impl FnMut() -> f64,
-    ) -> Result<Tensor> {
+    fn sample(op: &'static str, shape: &[usize], dtype: DType, fill: Fill<'_>) -> Result<Tensor> {
         if !dtype.is_float() {
             return Err(Error::dtype(
                 op,
                 format!("\"{op}\" not implemented for '{}'", dtype.legacy_name()),
             ));
         }
-        let t = Self::alloc(op, shape, dtype)?;
-        let n = t.numel();
-        let _g = borrow::acquire(op, &[(&t.storage, true)])?;
-        let base = t.storage.data_ptr();
-        with_dtype!(dtype, T => {
-            for i in 0..n {
-                let mut v = T::from_f64(draw());
-                // Rounding to a narrow float can reach 1.0; keep rand in [0, 1).
-                if op == "rand" && v.to_f64() >= 1.0 {
-                    v = T::from_f64(0.0);
-                }
-                // SAFETY: fresh storage of `n` elements, exclusively borrowed.
-                unsafe { v.store(base.add(i * size_of::<T>())) };
-            }
-        });
-        drop(_g);
+        // Not zeroed: the backend writes every element (S5).
+        let t = Self::alloc_on(op, shape, dtype, Device::Cpu, false)?;
+        backend_for(op, t.device())?.fill_pattern(op, &t, fill)?;
         Ok(t)
     }
 }

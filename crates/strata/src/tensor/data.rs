@@ -5,10 +5,13 @@ use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 
 use super::{Scalar, Tensor};
+use crate::backend::{backend_for, backend_of};
 use crate::dtype::{DType, Element};
+use crate::error::list;
 use crate::error::{Error, Result};
-use crate::kernel::engine::Loop;
+use crate::kernel::plan::stage_if_overlapping;
 use crate::kernel::walk;
+use crate::layout::broadcast::broadcast_shapes;
 use crate::layout::overlap::Overlap;
 use crate::storage::borrow::{self, BorrowGuard};
 use crate::with_dtype;
@@ -29,6 +32,15 @@ impl Tensor {
             ));
         }
         Ok(())
+    }
+
+    /// The one "must be on the host" check for tensors: `Ok` when the storage is in CPU
+    /// memory, else the [`Error::Device`] naming `op`. Every host-only operation (element
+    /// access, slice guards, `Display`, `explain`, NumPy/buffer/DLPack export, shared
+    /// memory, saving) calls it; see [`Storage::check_host`](crate::Storage::check_host).
+    #[inline]
+    pub fn check_host(&self, op: &'static str) -> Result<()> {
+        self.storage.check_host(op)
     }
 
     /// Checks that this tensor may be written: its storage is writable and no two of its
@@ -71,6 +83,7 @@ impl Tensor {
     /// holds).
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         self.expect_dtype::<T>("to_vec")?;
+        self.check_host("to_vec")?;
         let _g = borrow::acquire("to_vec", &[(&self.storage, false)])?;
         let base = self.base();
         let mut out = crate::error::try_vec("to_vec", self.numel())?;
@@ -85,6 +98,7 @@ impl Tensor {
     /// The element at `index` (one entry per dim).
     pub fn get<T: Element>(&self, index: &[usize]) -> Result<T> {
         self.expect_dtype::<T>("get")?;
+        self.check_host("get")?;
         let i = self.layout.index_of("get", index)?;
         let _g = borrow::acquire("get", &[(&self.storage, false)])?;
         // SAFETY: `index_of` checked every index, so `i` is inside the storage (L4); the
@@ -116,6 +130,7 @@ impl Tensor {
         let value = value.into();
         value.check_fits("set", self.dtype)?;
         let i = self.layout.index_of("set", index)?;
+        self.check_host("set")?;
         self.storage.check_writable("set")?;
         let _g = borrow::acquire("set", &[(&self.storage, true)])?;
         self.storage.bump_version();
@@ -134,37 +149,10 @@ impl Tensor {
     /// Read-only storage, elements that alias each other, or a conflicting borrow.
     pub fn fill_(&self, value: impl Into<Scalar>) -> Result<&Self> {
         let value = value.into();
+        let backend = backend_for("fill_", self.device())?;
         value.check_fits("fill_", self.dtype)?;
         self.check_write("fill_")?;
-        let _g = borrow::acquire("fill_", &[(&self.storage, true)])?;
-        self.storage.bump_version();
-        let lp = Loop::new(
-            self.shape(),
-            [(
-                self.layout(),
-                self.dtype.itemsize(),
-                self.storage.data_ptr(),
-            )],
-        );
-        with_dtype!(self.dtype, T => {
-            let v = value.to::<T>();
-            // SAFETY: the loop covers this view, inside its storage (L4), which is writable
-            // (checked), exclusively borrowed (S4) and free of self-overlap (checked).
-            unsafe {
-                lp.run(crate::kernel::engine::PAR_MIN, |p, s, n| {
-                    let o = p[0];
-                    if s[0] == size_of::<T>() as isize {
-                        for k in 0..n {
-                            v.store(o.add(k * size_of::<T>()));
-                        }
-                    } else {
-                        for k in 0..n as isize {
-                            v.store(o.offset(k * s[0]));
-                        }
-                    }
-                })
-            };
-        });
+        backend.fill(self, value)?;
         Ok(self)
     }
 
@@ -180,7 +168,23 @@ impl Tensor {
     /// # Errors
     /// Broadcast mismatch, read-only storage, self-aliasing destination.
     pub fn copy_(&self, src: &Tensor) -> Result<&Self> {
-        crate::kernel::copy::copy_into(self, src)?;
+        let backend = backend_of("copy_", &[self, src])?;
+        if self.shape() != src.shape() {
+            let bshape = broadcast_shapes("copy_", self.shape(), src.shape())?;
+            if bshape.as_slice() != self.shape() {
+                return Err(Error::shape(
+                    "copy_",
+                    format!(
+                        "output with shape {} doesn't match the broadcast shape {}",
+                        list(self.shape()),
+                        list(&bshape)
+                    ),
+                ));
+            }
+        }
+        self.check_write("copy_")?;
+        let src = stage_if_overlapping(self, src)?;
+        backend.copy(self, &src)?;
         Ok(self)
     }
 
@@ -214,6 +218,7 @@ impl Tensor {
     /// A copy of `dtype` in fresh storage whose dim order follows `order` (row-major when
     /// empty).
     fn copied(&self, dtype: DType, order: &[&Tensor]) -> Result<Tensor> {
+        backend_for("copy", self.device())?;
         // Not zeroed: `copy_` writes every element before `out` is returned (S5).
         let out = crate::kernel::plan::output_for(self.shape(), dtype, order)?;
         out.copy_(self)?;
@@ -271,6 +276,7 @@ impl Tensor {
 
     fn slice_ptr<T: Element>(&self, op: &'static str) -> Result<*mut T> {
         self.expect_dtype::<T>(op)?;
+        self.check_host(op)?;
         if T::DTYPE == DType::Bool {
             return Err(Error::dtype(
                 op,

@@ -195,6 +195,7 @@ impl Tensor {
     /// `prefix` in place of `tensor(` and the dtype written as `dtype_prefix` + name when
     /// it is not a default dtype (float32, int64, bool).
     pub fn format_values(&self, prefix: &str, dtype_prefix: &str) -> Result<String> {
+        self.check_host("format")?;
         let summarize = self.numel() > THRESHOLD;
         let indent = prefix.len();
         // Each dim shows at most 2 * EDGE entries when summarising, but many dims of an
@@ -261,6 +262,7 @@ impl Tensor {
     /// # Ok::<(), strata::Error>(())
     /// ```
     pub fn explain(&self) -> Result<String> {
+        self.check_host("explain")?;
         let mut s = String::new();
         let l = &self.layout;
         let item = self.dtype.itemsize();

@@ -8,8 +8,8 @@
 
 use rayon::prelude::*;
 
+use super::accumulators::{better_max, better_min, Extreme, Summable};
 use super::geom::{count, in_bytes, out_bytes, sizes, Geom, Odometer};
-use super::ops::{better_max, better_min, Extreme, Summable};
 use super::run::fold_run;
 use super::run::Shared;
 use crate::dtype::Element;

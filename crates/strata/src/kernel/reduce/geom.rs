@@ -2,19 +2,20 @@
 //! way the engine simplifies a loop (`kernel/engine.rs`: drop size-1 dims, flip negative
 //! strides, sort by stride, coalesce), plus an odometer over a set of dims.
 
-use smallvec::SmallVec;
+use crate::layout::DimVec;
 
 /// Whether a dim survives into the output or is folded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum Role {
     /// The dim indexes output elements.
+    #[default]
     Kept,
     /// The dim is reduced (or scanned).
     Reduced,
 }
 
 /// One dim of a reduction: size, input stride and output stride, in elements.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Dim {
     /// Size (> 1 after simplification).
     pub n: usize,
@@ -30,9 +31,9 @@ pub(crate) struct Dim {
 #[derive(Debug, Clone)]
 pub(crate) struct Geom {
     /// Dims that index the output.
-    pub kept: SmallVec<[Dim; 6]>,
+    pub kept: DimVec<Dim>,
     /// Dims folded into each output element.
-    pub red: SmallVec<[Dim; 6]>,
+    pub red: DimVec<Dim>,
     /// Input element offset of the first visited element (after flips).
     pub in_off: isize,
     /// Output element offset of the first visited element (after flips).
@@ -70,7 +71,7 @@ impl Geom {
         debug_assert!(!shape.contains(&0));
         let mut in_off = offset as isize;
         let mut out_off = 0isize;
-        let mut dims: SmallVec<[Dim; 6]> = SmallVec::new();
+        let mut dims: DimVec<Dim> = DimVec::new();
         for k in 0..shape.len() {
             if shape[k] == 1 {
                 continue;
@@ -106,8 +107,8 @@ impl Geom {
         dims.sort_by_key(|d| std::cmp::Reverse(speed_key(d)));
         // Coalesce an outer dim with the next inner one when both play the same role and
         // the pair is one evenly strided run for input and output alike.
-        let mut merged: SmallVec<[Dim; 6]> = SmallVec::new();
-        for d in dims {
+        let mut merged: DimVec<Dim> = DimVec::new();
+        for &d in dims.iter() {
             if let Some(prev) = merged.last_mut() {
                 let n = d.n as isize;
                 if prev.role == d.role
@@ -166,9 +167,9 @@ pub(crate) fn count(dims: &[Dim]) -> usize {
 /// A row-major odometer over `dims`, tracking `N` byte offsets (one per stride set).
 #[derive(Debug, Clone)]
 pub(crate) struct Odometer<const N: usize> {
-    shape: SmallVec<[usize; 6]>,
-    strides: [SmallVec<[isize; 6]>; N],
-    idx: SmallVec<[usize; 6]>,
+    shape: DimVec<usize>,
+    strides: [DimVec<isize>; N],
+    idx: DimVec<usize>,
     /// Current byte offsets.
     pub off: [isize; N],
 }
@@ -176,8 +177,8 @@ pub(crate) struct Odometer<const N: usize> {
 impl<const N: usize> Odometer<N> {
     /// An odometer positioned at flat row-major index `start` of `shape`, with per-dim
     /// byte strides `strides[k]` for operand `k`.
-    pub(crate) fn new(shape: &[usize], strides: [SmallVec<[isize; 6]>; N], start: usize) -> Self {
-        let mut idx: SmallVec<[usize; 6]> = SmallVec::from_elem(0, shape.len());
+    pub(crate) fn new(shape: &[usize], strides: [DimVec<isize>; N], start: usize) -> Self {
+        let mut idx: DimVec<usize> = DimVec::from_elem(0, shape.len());
         let mut off = [0isize; N];
         let mut rem = start;
         for d in (0..shape.len()).rev() {
@@ -217,17 +218,17 @@ impl<const N: usize> Odometer<N> {
 }
 
 /// Byte strides of `dims` for the input (`si · isz`).
-pub(crate) fn in_bytes(dims: &[Dim], isz: usize) -> SmallVec<[isize; 6]> {
+pub(crate) fn in_bytes(dims: &[Dim], isz: usize) -> DimVec<isize> {
     dims.iter().map(|d| d.si * isz as isize).collect()
 }
 
 /// Byte strides of `dims` for the output (`so · osz`).
-pub(crate) fn out_bytes(dims: &[Dim], osz: usize) -> SmallVec<[isize; 6]> {
+pub(crate) fn out_bytes(dims: &[Dim], osz: usize) -> DimVec<isize> {
     dims.iter().map(|d| d.so * osz as isize).collect()
 }
 
 /// Sizes of `dims`.
-pub(crate) fn sizes(dims: &[Dim]) -> SmallVec<[usize; 6]> {
+pub(crate) fn sizes(dims: &[Dim]) -> DimVec<usize> {
     dims.iter().map(|d| d.n).collect()
 }
 

@@ -8,11 +8,11 @@
 //! geometry, never on the thread count or on how work is split; rayon only decides which
 //! subtrees run concurrently. So a result is bit-identical for any pool size.
 
+use crate::layout::DimVec;
 use rayon::prelude::*;
-use smallvec::SmallVec;
 
+use super::accumulators::ReduceOp;
 use super::geom::{count, in_bytes, out_bytes, sizes, Dim, Geom, Odometer};
-use super::ops::ReduceOp;
 use crate::dtype::Element;
 use crate::kernel::engine::par_from;
 
@@ -39,10 +39,10 @@ pub(crate) struct Ptrs {
 
 /// Byte offsets of the input, output and aux for each kept dim.
 pub(super) struct KeptStrides {
-    shape: SmallVec<[usize; 6]>,
-    si: SmallVec<[isize; 6]>,
-    so: SmallVec<[isize; 6]>,
-    sa: SmallVec<[isize; 6]>,
+    shape: DimVec<usize>,
+    si: DimVec<isize>,
+    so: DimVec<isize>,
+    sa: DimVec<isize>,
 }
 
 impl KeptStrides {
@@ -54,7 +54,7 @@ impl KeptStrides {
             sa: if has_aux {
                 out_bytes(dims, size_of::<f64>())
             } else {
-                SmallVec::from_elem(0, dims.len())
+                DimVec::from_elem(0, dims.len())
             },
         }
     }
@@ -160,8 +160,8 @@ unsafe fn horizontal<O: ReduceOp>(op: &O, g: &Geom, p: Ptrs, n: usize, par: bool
 /// The runs folded into one output element in horizontal mode: `q` runs (an odometer
 /// over the outer reduced dims) of `n` elements at byte stride `s`.
 struct Runs {
-    shape: SmallVec<[usize; 6]>,
-    strides: SmallVec<[isize; 6]>,
+    shape: DimVec<usize>,
+    strides: DimVec<isize>,
     q: usize,
     n: usize,
     s: isize,

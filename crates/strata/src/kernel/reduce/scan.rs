@@ -8,8 +8,8 @@
 
 use rayon::prelude::*;
 
+use super::accumulators::{Num, Summable};
 use super::geom::{count, in_bytes, out_bytes, sizes, Geom, Odometer};
-use super::ops::{Num, Summable};
 use super::run::Shared;
 use crate::dtype::Element;
 use crate::kernel::engine::par_from;

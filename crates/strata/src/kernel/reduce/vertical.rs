@@ -4,11 +4,11 @@
 //! are folded as one contiguous stream instead. As in [`super::run`], association
 //! depends on the geometry only, never on threads or block sizes.
 
+use crate::layout::DimVec;
 use rayon::prelude::*;
-use smallvec::SmallVec;
 
+use super::accumulators::ReduceOp;
 use super::geom::{count, in_bytes, sizes, Geom, Odometer};
-use super::ops::ReduceOp;
 use super::run::{fold_lanes, run_lanes, KeptStrides, Ptrs, SendPtr, Shared, LANES, SPLIT_MIN};
 use crate::dtype::Element;
 
@@ -290,8 +290,8 @@ impl Cols {
 
 /// The rows of a vertical fold: an odometer over the reduced dims.
 struct Rows {
-    shape: SmallVec<[usize; 6]>,
-    strides: SmallVec<[isize; 6]>,
+    shape: DimVec<usize>,
+    strides: DimVec<isize>,
     r: usize,
     leaf: usize,
 }

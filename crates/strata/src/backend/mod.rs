@@ -1,0 +1,140 @@
+//! The device seam: the op layer decides what an op means, a [`Backend`] runs its loops.
+//!
+//! The op layer (`ops/`, the `Tensor` methods in `tensor/` and `kernel/matmul.rs`) checks
+//! arguments, broadcasts, promotes dtypes, allocates the output (on the device of the
+//! inputs, through [`Backend::allocate`]) and decides in-place and overlap rules; it then
+//! asks [`backend_for`] for the backend of the inputs' device and calls ONE method of it
+//! with the op enum and already-allocated, already-checked tensors. The backend only runs
+//! loops: it takes the storage borrows it needs while it touches the bytes (exclusive for
+//! what it writes, which bumps the version counter; shared for what it reads) and writes
+//! every element of a fresh output.
+//!
+//! Today's engine is the CPU backend ([`cpu::CpuBackend`], forwarding to `kernel/`).
+//! Adding a backend (say CUDA): a new module `backend/cuda.rs` with a type implementing
+//! [`Backend`], and one arm in [`backend_for`]; plus an [`Allocator`](crate::Allocator)
+//! whose `device()` names the device, for the storages it hands out. Nothing in `ops/` or
+//! `kernel/` changes. Host-only operations (data access, printing, export, saving) refuse
+//! non-CPU storages through [`Storage::check_host`](crate::Storage::check_host).
+//!
+//! The elementwise and gather/scatter families (`unary`, `binary`, `ternary`,
+//! `index_select`, `index_copy`) are declared by the op-table and indexing work and are
+//! wired into this trait at merge: until then those ops call their CPU kernels directly,
+//! each from one call site marked `// backend seam`.
+
+pub(crate) mod cpu;
+
+use crate::error::{Error, Result};
+use crate::ops::reduce::{ReduceSpec, Reduction};
+use crate::storage::{Device, Storage};
+use crate::tensor::{Generator, Scalar, Tensor};
+
+/// What a creation op writes into its fresh tensor, element `i` of the flattened output.
+pub(crate) enum Fill<'a> {
+    /// `arange`: `start + i·step`, exact in `i64` when `int` (the dtype is an integer
+    /// one and every bound was an integer), else computed in `f64`.
+    Arange {
+        /// First value.
+        start: Scalar,
+        /// Step.
+        step: Scalar,
+        /// Integer arithmetic.
+        int: bool,
+    },
+    /// `linspace`: PyTorch's symmetric formula from `start` to `end` inclusive.
+    Linspace {
+        /// First value.
+        start: f64,
+        /// Last value.
+        end: f64,
+    },
+    /// `rand`: uniform samples in `[0, 1)` drawn in order from the generator.
+    Uniform(&'a mut Generator),
+    /// `randn`: standard normal samples drawn in order from the generator.
+    Normal(&'a mut Generator),
+}
+
+/// The loops of one device. Every method receives tensors the op layer has checked:
+/// shapes fit, dtypes are the ones the op's rule gives, outputs are writable and do not
+/// overlap themselves or (unless identical) their inputs, and all tensors live on this
+/// backend's device.
+pub(crate) trait Backend: Send + Sync {
+    /// The device this backend runs on.
+    #[allow(dead_code)]
+    fn device(&self) -> Device;
+
+    /// `nbytes` of fresh memory on the device: zeroed, or for a kernel to overwrite whole
+    /// before anyone reads it (invariant S5).
+    fn allocate(&self, op: &'static str, nbytes: usize, zeroed: bool) -> Result<Storage>;
+
+    /// `dst ← src`, `src` broadcast to `dst`'s shape and cast to its dtype (`copy_`,
+    /// `clone`, `contiguous`, `to_dtype`). `src` does not partially overlap `dst` (the op
+    /// layer staged it).
+    fn copy(&self, dst: &Tensor, src: &Tensor) -> Result<()>;
+
+    /// Every element of `dst` set to `value` (which fits `dst`'s dtype).
+    fn fill(&self, dst: &Tensor, value: Scalar) -> Result<()>;
+
+    /// A fresh contiguous 1-d (`Arange`, `Linspace`) or any-shape (`Uniform`, `Normal`)
+    /// tensor written whole with `fill`.
+    fn fill_pattern(&self, op: &'static str, dst: &Tensor, fill: Fill<'_>) -> Result<()>;
+
+    /// `out[i..] = a[i..] · b[i..]`: `a` is `[.., m, k]`, `b` is `[.., k, n]`, their
+    /// leading dims broadcast to `batch`; `out` is a fresh contiguous `[batch.., m, n]`
+    /// of their (common, non-bool) dtype.
+    fn matmul(
+        &self,
+        op: &'static str,
+        out: &Tensor,
+        a: &Tensor,
+        b: &Tensor,
+        batch: &[usize],
+    ) -> Result<()>;
+
+    /// A reduction (`sum`, `mean`, `var`, …) of `input` over `spec`'s dims into the fresh
+    /// contiguous keep-shaped `out`, of the dtype the op's rule gives.
+    fn reduce(
+        &self,
+        op: Reduction,
+        out: &Tensor,
+        input: &Tensor,
+        spec: &ReduceSpec<'_>,
+    ) -> Result<()>;
+
+    /// An arg-reduction along one dim: the index (int64) of the best element into
+    /// `indices`, and its value into `values` when given (both fresh, contiguous,
+    /// keep-shaped). `input` has elements.
+    fn arg_reduce(
+        &self,
+        op: Reduction,
+        values: Option<&Tensor>,
+        indices: &Tensor,
+        input: &Tensor,
+        spec: &ReduceSpec<'_>,
+    ) -> Result<()>;
+
+    /// A scan (`cumsum`, `cumprod`) of `input` along `dim` into the fresh contiguous
+    /// `out` of the same shape. `input` has elements.
+    fn scan(&self, op: Reduction, out: &Tensor, input: &Tensor, dim: usize) -> Result<()>;
+}
+
+/// The backend that runs `op` on `device`, or the [`Error::Device`] saying this build has
+/// none for it. One match on a `Copy` enum per op; nothing per element.
+#[inline]
+pub(crate) fn backend_for(op: &'static str, device: Device) -> Result<&'static dyn Backend> {
+    match device {
+        Device::Cpu => Ok(&cpu::CpuBackend),
+        Device::Cuda(_) => Err(Error::device_unavailable(op, device)),
+    }
+}
+
+/// The backend for an op reading or writing all of `tensors`, which must share a device.
+#[inline]
+pub(crate) fn backend_of(op: &'static str, tensors: &[&Tensor]) -> Result<&'static dyn Backend> {
+    let device = tensors.first().map_or(Device::Cpu, |t| t.device());
+    for t in tensors.iter().skip(1) {
+        if t.device() != device {
+            return Err(Error::device_mismatch(op, device, t.device()));
+        }
+    }
+    backend_for(op, device)
+}
