@@ -4,6 +4,7 @@ use super::{Backend, Fill};
 use crate::error::Result;
 use crate::kernel;
 use crate::ops::reduce::{ReduceSpec, Reduction};
+use crate::ops::table::{Binary, Ternary, Unary};
 use crate::storage::{Device, Storage};
 use crate::tensor::{Scalar, Tensor};
 
@@ -22,6 +23,63 @@ impl Backend for CpuBackend {
         } else {
             Storage::for_overwrite(nbytes)
         }
+    }
+
+    fn unary(&self, op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
+        kernel::run_unary(op, out, a)
+    }
+
+    fn binary(&self, op: Binary, out: &Tensor, a: &Tensor, b: &Tensor) -> Result<()> {
+        kernel::run_binary(op, out, a, b)
+    }
+
+    fn ternary(&self, op: Ternary, out: &Tensor, a: &Tensor, b: &Tensor, c: &Tensor) -> Result<()> {
+        kernel::run_ternary(op, out, a, b, c)
+    }
+
+    fn true_offsets(
+        &self,
+        op: &'static str,
+        mask: &Tensor,
+        weights: &[isize],
+    ) -> Result<Vec<isize>> {
+        kernel::gather::true_offsets(op, mask, weights)
+    }
+
+    fn add_index_offsets(
+        &self,
+        op: &'static str,
+        offs: &mut [isize],
+        index: &Tensor,
+        bound: Option<(usize, usize)>,
+        stride: isize,
+    ) -> Result<()> {
+        kernel::gather::add_index_offsets(op, offs, index, bound, stride)
+    }
+
+    fn gather(
+        &self,
+        op: &'static str,
+        out: &Tensor,
+        nb: usize,
+        src: &Tensor,
+        rest_strides: &[isize],
+        offs: &[isize],
+    ) -> Result<()> {
+        kernel::gather::gather(op, out, nb, src, rest_strides, offs)
+    }
+
+    fn scatter(
+        &self,
+        op: &'static str,
+        dst: &Tensor,
+        rest_strides: &[isize],
+        offs: &[isize],
+        src: &Tensor,
+        nb: usize,
+        accumulate: bool,
+    ) -> Result<()> {
+        kernel::gather::scatter(op, dst, rest_strides, offs, src, nb, accumulate)
     }
 
     fn copy(&self, dst: &Tensor, src: &Tensor) -> Result<()> {

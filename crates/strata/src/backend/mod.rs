@@ -16,15 +16,16 @@
 //! `kernel/` changes. Host-only operations (data access, printing, export, saving) refuse
 //! non-CPU storages through [`Storage::check_host`](crate::Storage::check_host).
 //!
-//! The elementwise and gather/scatter families (`unary`, `binary`, `ternary`,
-//! `index_select`, `index_copy`) are declared by the op-table and indexing work and are
-//! wired into this trait at merge: until then those ops call their CPU kernels directly,
-//! each from one call site marked `// backend seam`.
+//! Every family of loops goes through this trait: elementwise ops (the op table's
+//! `Unary`/`Binary`/`Ternary`), copies and fills, matmul, reductions and scans, and the
+//! gather/scatter loops of advanced indexing. Each is called from one place in the op
+//! layer, marked `// backend seam`.
 
 pub(crate) mod cpu;
 
 use crate::error::{Error, Result};
 use crate::ops::reduce::{ReduceSpec, Reduction};
+use crate::ops::table::{Binary, Ternary, Unary};
 use crate::storage::{Device, Storage};
 use crate::tensor::{Generator, Scalar, Tensor};
 
@@ -65,6 +66,66 @@ pub(crate) trait Backend: Send + Sync {
     /// `nbytes` of fresh memory on the device: zeroed, or for a kernel to overwrite whole
     /// before anyone reads it (invariant S5).
     fn allocate(&self, op: &'static str, nbytes: usize, zeroed: bool) -> Result<Storage>;
+
+    /// Unary op `op` of the op table (`ops/table.rs`) elementwise: `out ← op(a)`. `a` has
+    /// the op's compute dtype and `out`'s shape; `out` has the result dtype.
+    fn unary(&self, op: Unary, out: &Tensor, a: &Tensor) -> Result<()>;
+
+    /// Binary op `op`: `out ← op(a, b)`, `a` and `b` of the compute dtype, broadcast to
+    /// `out`'s shape.
+    fn binary(&self, op: Binary, out: &Tensor, a: &Tensor, b: &Tensor) -> Result<()>;
+
+    /// Ternary op `op` (`where`: `a` the bool condition; `clamp`: `a` the input, `b` and
+    /// `c` the bounds), all broadcast to `out`'s shape.
+    fn ternary(&self, op: Ternary, out: &Tensor, a: &Tensor, b: &Tensor, c: &Tensor) -> Result<()>;
+
+    /// Index offsets: the element offsets (`Σ position·weight`) of `mask`'s true
+    /// elements, in row-major order (`weights` has one entry per dim of `mask`).
+    fn true_offsets(
+        &self,
+        op: &'static str,
+        mask: &Tensor,
+        weights: &[isize],
+    ) -> Result<Vec<isize>>;
+
+    /// Adds `index[j]·stride` to `offs[j]` for every element `j` (row-major) of the int64
+    /// or uint64 `index`; with `bound = Some((dim, size))` each value is checked against
+    /// `-size..size` first (negative counts from the end; out of range is the index
+    /// error).
+    fn add_index_offsets(
+        &self,
+        op: &'static str,
+        offs: &mut [isize],
+        index: &Tensor,
+        bound: Option<(usize, usize)>,
+        stride: isize,
+    ) -> Result<()>;
+
+    /// `out[j, r] = src[src.offset + offs[j] + r·rest_strides]`, `out`'s first `nb` dims
+    /// being the broadcast index dims (a fresh tensor, disjoint from `src`).
+    fn gather(
+        &self,
+        op: &'static str,
+        out: &Tensor,
+        nb: usize,
+        src: &Tensor,
+        rest_strides: &[isize],
+        offs: &[isize],
+    ) -> Result<()>;
+
+    /// `dst[dst.offset + offs[j] + r·rest_strides] = src[j, r]` (`+=` with
+    /// `accumulate`); `src` is disjoint from `dst` (the op layer staged it).
+    #[allow(clippy::too_many_arguments)]
+    fn scatter(
+        &self,
+        op: &'static str,
+        dst: &Tensor,
+        rest_strides: &[isize],
+        offs: &[isize],
+        src: &Tensor,
+        nb: usize,
+        accumulate: bool,
+    ) -> Result<()>;
 
     /// `dst ← src`, `src` broadcast to `dst`'s shape and cast to its dtype (`copy_`,
     /// `clone`, `contiguous`, `to_dtype`). `src` does not partially overlap `dst` (the op

@@ -198,13 +198,11 @@ pub(crate) fn output_for(shape: &[usize], dtype: DType, inputs: &[&Tensor]) -> R
 }
 
 fn output_like(shape: &[usize], dtype: DType, inputs: &[&Tensor], zeroed: bool) -> Result<Tensor> {
-    let storage = |nbytes| {
-        if zeroed {
-            crate::Storage::zeroed(nbytes)
-        } else {
-            crate::Storage::for_overwrite(nbytes)
-        }
-    };
+    // On the inputs' device (the first input's; the backend call that follows checks
+    // that they agree), from that device's backend.
+    let device = inputs.first().map_or(crate::Device::Cpu, |t| t.device());
+    let backend = crate::backend::backend_for("empty_like", device)?;
+    let storage = |nbytes| backend.allocate("empty_like", nbytes, zeroed);
     let numel = crate::layout::checked_numel("empty_like", shape)?;
     let nbytes = numel
         .checked_mul(dtype.itemsize())

@@ -7,6 +7,7 @@
 //! layer reaches them through one call site per family, marked `// backend seam`.
 
 use super::table::{Binary, BinaryRule, BoolIn, BoolIn2, Ternary, Unary, UnaryRule};
+use crate::backend::backend_of;
 use crate::dtype::{DType, DTypeKind};
 use crate::error::{list, Error, Result};
 use crate::kernel::math::not_implemented;
@@ -172,19 +173,19 @@ pub(crate) fn float_of(dt: DType) -> DType {
 /// Runs a unary op's loops on `out`'s device.
 fn backend_unary(kind: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
     // backend seam
-    crate::kernel::run_unary(kind, out, a)
+    backend_of(kind.name(), &[out, a])?.unary(kind, out, a)
 }
 
 /// Runs a binary op's loops on `out`'s device.
 fn backend_binary(kind: Binary, out: &Tensor, a: &Tensor, b: &Tensor) -> Result<()> {
     // backend seam
-    crate::kernel::run_binary(kind, out, a, b)
+    backend_of(kind.name(), &[out, a, b])?.binary(kind, out, a, b)
 }
 
 /// Runs a ternary op's loops on `out`'s device.
 fn backend_ternary(kind: Ternary, out: &Tensor, a: &Tensor, b: &Tensor, c: &Tensor) -> Result<()> {
     // backend seam
-    crate::kernel::run_ternary(kind, out, a, b, c)
+    backend_of(kind.name(), &[out, a, b, c])?.ternary(kind, out, a, b, c)
 }
 
 // ----- unary -----

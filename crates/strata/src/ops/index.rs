@@ -17,9 +17,9 @@
 //!    dims in place of the indexed ones when those are adjacent, else in front (NumPy's
 //!    rule; an int is basic, as in PyTorch, so `x[0, :, [0, 1]]` keeps them in place).
 
+use crate::backend::backend_of;
 use crate::dtype::DType;
 use crate::error::{try_vec, Error, Result};
-use crate::kernel::gather;
 use crate::layout::broadcast::broadcast_all;
 use crate::layout::{checked_numel, wrap_dim, DimVec, Shape, Strides};
 use crate::tensor::{Scalar, Tensor, TensorIndex, ViewOp, MAX_NDIM};
@@ -244,7 +244,7 @@ fn resolve(op: &'static str, t: &Tensor, key: &[TensorIndex]) -> Result<Resolved
             };
             let index = index.broadcast_to(&bshape)?;
             // backend seam
-            gather::add_index_offsets(op, &mut offs, &index, bound, stride)?;
+            backend_of(op, &[&index])?.add_index_offsets(op, &mut offs, &index, bound, stride)?;
         }
         offs
     };
@@ -269,7 +269,7 @@ fn true_offsets(op: &'static str, mask: &Tensor, weights: &[isize]) -> Result<Ve
         return Err(Error::out_of_memory(op, n as u128));
     }
     // backend seam
-    gather::true_offsets(op, mask, weights)
+    backend_of(op, &[mask])?.true_offsets(op, mask, weights)
 }
 
 /// `t[key]` (see [`Tensor::index`]).
@@ -282,7 +282,7 @@ pub(crate) fn index(op: &'static str, t: &Tensor, key: &[TensorIndex]) -> Result
     let out = crate::kernel::plan::output_for(&p.natural(op)?, t.dtype(), &[])?;
     let front = p.front(&out)?;
     // backend seam
-    gather::gather(
+    backend_of(op, &[&front, &p.view])?.gather(
         op,
         &front,
         p.bshape.len(),
@@ -327,7 +327,7 @@ fn index_put(
         src
     };
     // backend seam
-    gather::scatter(
+    backend_of(op, &[&p.view, &src])?.scatter(
         op,
         &p.view,
         &p.rest_strides,
