@@ -215,6 +215,10 @@ SMALL_OPS = (
     ("t.sum()", "t.sum()", "a.sum()"),
     ("t.exp()  | np.exp(a)", "t.exp()", "np.exp(a)"),
     ("t.T.contiguous() | ascontiguousarray", "t.T.contiguous()", "np.ascontiguousarray(a.T)"),
+    ("t[[0, 2]]  (advanced index)", "t[[0, 2]]", "a[[0, 2]]"),
+    ("t[t > 5]  (mask)", "t[t > 5]", "a[a > 5]"),
+    ("t[1:3] = 0.0  (setitem)", "t[1:3] = 0.0", "a[1:3] = 0.0"),
+    ("t[[0, 2]] = 1.0  (advanced setitem)", "t[[0, 2]] = 1.0", "a[[0, 2]] = 1.0"),
 )
 
 

@@ -11,7 +11,7 @@ use strata::{DType, Scalar, Tensor};
 
 use crate::convert::as_scalar;
 use crate::errors::IntoPy;
-use crate::ops::{broadcast_numel, nogil, wrap};
+use crate::compute::{broadcast_numel, nogil, wrap};
 use crate::tensor::{tensor_arg, PyTensor};
 
 /// An operand from Python: a tensor (or data turned into one) or a weak scalar.

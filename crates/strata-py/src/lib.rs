@@ -11,7 +11,7 @@ mod errors;
 mod files;
 mod freelist;
 mod module;
-mod ops;
+mod compute;
 mod shm;
 mod tensor;
 
@@ -52,7 +52,7 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(module::empty_cache, m)?)?;
     m.add_function(wrap_pyfunction!(module::set_cache_limit, m)?)?;
     m.add_function(wrap_pyfunction!(module::cache_info, m)?)?;
-    ops::register(m)?;
+    compute::register(m)?;
     files::register(m)?;
     shm::register(m)?;
     m.add_function(wrap_pyfunction!(dlpack::from_dlpack, m)?)?;

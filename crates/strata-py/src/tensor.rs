@@ -493,7 +493,7 @@ impl PyTensor {
 
     fn contiguous(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let t = self.inner.clone();
-        crate::ops::nogil(py, t.numel(), move || t.contiguous())
+        crate::compute::nogil(py, t.numel(), move || t.contiguous())
             .py()
             .map(PyTensor::wrap)
     }
@@ -906,7 +906,7 @@ impl PyTensor {
     fn copy_<'py>(slf: PyRef<'py, Self>, src: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
         let s = tensor_arg(src)?;
         let t = slf.inner.clone();
-        crate::ops::nogil(slf.py(), s.numel().max(t.numel()), move || {
+        crate::compute::nogil(slf.py(), s.numel().max(t.numel()), move || {
             t.copy_(&s).map(|_| ())
         })
         .py()?;
@@ -916,7 +916,7 @@ impl PyTensor {
     /// A copy; `memory_format="preserve"` (default) keeps a dense layout's dim order.
     fn clone(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let t = self.inner.clone();
-        crate::ops::nogil(py, t.numel(), move || t.clone_data())
+        crate::compute::nogil(py, t.numel(), move || t.clone_data())
             .py()
             .map(PyTensor::wrap)
     }

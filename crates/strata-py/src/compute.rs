@@ -1,5 +1,7 @@
-//! Engine ops on `strata.Tensor`: matmul, the reductions and the NumPy export methods
-//! (the elementwise ops are in `elementwise.rs`). The GIL is released around every kernel.
+//! The compute methods of `strata.Tensor` other than the elementwise ones (those are
+//! generated from the op table in `elementwise.rs`): matmul, the reductions and scans,
+//! the buffer-protocol slots, and the rule every compute method follows for releasing
+//! the GIL (`nogil`).
 
 use std::ffi::c_int;
 
