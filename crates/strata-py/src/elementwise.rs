@@ -9,9 +9,9 @@ use pyo3::types::{PyAny, PyList};
 use strata::kernel::plan::{result_type, Operand};
 use strata::{DType, Scalar, Tensor};
 
+use crate::compute::{broadcast_numel, nogil, wrap};
 use crate::convert::as_scalar;
 use crate::errors::IntoPy;
-use crate::compute::{broadcast_numel, nogil, wrap};
 use crate::tensor::{tensor_arg, PyTensor};
 
 /// An operand from Python: a tensor (or data turned into one) or a weak scalar.

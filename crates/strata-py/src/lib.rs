@@ -2,6 +2,7 @@
 //! Rust errors to Python exceptions. No tensor logic lives here.
 
 mod buffer;
+mod compute;
 mod convert;
 mod device;
 mod dlpack;
@@ -11,7 +12,6 @@ mod errors;
 mod files;
 mod freelist;
 mod module;
-mod compute;
 mod shm;
 mod tensor;
 
