@@ -9,9 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::elementwise_loops::{binary_into, unary_into};
 #[allow(unused_imports)] // The table's scalar functions use some of these.
 use super::math::{
-    dispatch, floor_div_int, floor_div_real, fmax_real, fmin_real, heaviside_int, heaviside_real,
-    logaddexp2_real, logaddexp_real, maximum_real, minimum_real, nextafter_half, not_implemented,
-    pow_int, remainder_int, remainder_real, shl_int, shr_int, xlogy_real, Half, Int, Real,
+    arm, dispatch, floor_div_int, floor_div_real, fmax_real, fmin_real, half_arm, heaviside_int,
+    heaviside_real, logaddexp2_real, logaddexp_real, maximum_real, minimum_real, nextafter_half,
+    not_implemented, pow_int, remainder_int, remainder_real, shl_int, shr_int, xlogy_real, Half,
+    Int, Real,
 };
 use super::plan::output_for;
 use crate::dtype::{DType, Element};
@@ -19,29 +20,6 @@ use crate::error::{Error, Result};
 use crate::ops::table::{Binary, Check, Cost};
 use crate::tensor::Tensor;
 use crate::with_dtype;
-
-/// The arm of a dtype class: the kernel when the table gives one, else "not implemented".
-macro_rules! arm {
-    ([$($run:tt)+] $op:ident, $dt:expr) => {
-        $($run)+
-    };
-    ([] $op:ident, $dt:expr) => {
-        Err(not_implemented($op, $dt))
-    };
-}
-
-/// The `half` arm: the table's own, else its `real` arm in `f32`, else "not implemented".
-macro_rules! half_arm {
-    ([$($run:tt)+] [$($via:tt)*] $op:ident, $dt:expr) => {
-        $($run)+
-    };
-    ([] [$($via:tt)+] $op:ident, $dt:expr) => {
-        $($via)+
-    };
-    ([] [] $op:ident, $dt:expr) => {
-        Err(not_implemented($op, $dt))
-    };
-}
 
 /// One op's kernel, by the table's form (see `ops/table.rs`). Each arm is a generic
 /// function (so the traits' methods are the ones called, whatever `std` adds to `f32`),

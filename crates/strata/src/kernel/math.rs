@@ -819,6 +819,31 @@ macro_rules! dispatch {
 }
 pub(crate) use dispatch;
 
+/// The arm of a dtype class: the kernel when the table gives one, else "not implemented".
+macro_rules! arm {
+    ([$($run:tt)+] $op:ident, $dt:expr) => {
+        $($run)+
+    };
+    ([] $op:ident, $dt:expr) => {
+        Err(not_implemented($op, $dt))
+    };
+}
+
+/// The `half` arm: the table's own, else its `real` arm in `f32`, else "not implemented".
+macro_rules! half_arm {
+    ([$($run:tt)+] [$($via:tt)*] $op:ident, $dt:expr) => {
+        $($run)+
+    };
+    ([] [$($via:tt)+] $op:ident, $dt:expr) => {
+        $($via)+
+    };
+    ([] [] $op:ident, $dt:expr) => {
+        Err(not_implemented($op, $dt))
+    };
+}
+
+pub(crate) use {arm, half_arm};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,35 +5,12 @@
 
 use super::elementwise_loops::unary_into;
 #[allow(unused_imports)] // The table's scalar functions use some of these.
-use super::math::{dispatch, not_implemented, sign_real, Half, Int, Real};
+use super::math::{arm, dispatch, half_arm, not_implemented, sign_real, Half, Int, Real};
 use crate::dtype::Element;
 use crate::error::Result;
 use crate::ops::table::{Cost, Unary};
 use crate::tensor::Tensor;
 use crate::with_dtype;
-
-/// The arm of a dtype class: the kernel when the table gives one, else "not implemented".
-macro_rules! arm {
-    ([$($run:tt)+] $op:ident, $dt:expr) => {
-        $($run)+
-    };
-    ([] $op:ident, $dt:expr) => {
-        Err(not_implemented($op, $dt))
-    };
-}
-
-/// The `half` arm: the table's own, else its `real` arm in `f32`, else "not implemented".
-macro_rules! half_arm {
-    ([$($run:tt)+] [$($via:tt)*] $op:ident, $dt:expr) => {
-        $($run)+
-    };
-    ([] [$($via:tt)+] $op:ident, $dt:expr) => {
-        $($via)+
-    };
-    ([] [] $op:ident, $dt:expr) => {
-        Err(not_implemented($op, $dt))
-    };
-}
 
 /// One op's kernel, by the table's form (see `ops/table.rs`). Each arm is a generic
 /// function (so the traits' methods are the ones called, whatever `std` adds to `f32`),
