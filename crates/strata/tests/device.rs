@@ -9,7 +9,7 @@ use strata::interop::dlpack::{to_dlpack_legacy, to_dlpack_versioned};
 use strata::interop::{save_npy, serialize_safetensors};
 use strata::{
     Allocator, CpuAllocator, DType, Device, Error, ErrorKind, Layout, Reduction, ReductionKind,
-    Storage, Tensor,
+    Scalar, Storage, Tensor, TensorIndex,
 };
 
 /// Host memory that claims to be on `cuda:0`: the only way to get a storage whose device
@@ -364,4 +364,35 @@ fn reduction_table_dtype_rules_are_what_the_ops_return() {
         e.to_string(),
         "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: Int"
     );
+}
+
+/// Elementwise ops and advanced indexing go through the backend too: a CUDA tensor (or a
+/// CPU one mixed with it) is refused with the Device error, and nothing is written.
+/// (The refusal comes from the output's allocation, which names `empty_like`, or from
+/// the backend call, which names the op; either way it names the device.)
+#[test]
+fn elementwise_and_indexing_refuse_a_cuda_tensor() {
+    let t = cuda_tensor(&[2, 3], DType::F32);
+    let c = Tensor::ones(&[2, 3], DType::F32).unwrap();
+    let device_err = |r: strata::Result<Tensor>, what: &str| {
+        let e = r.expect_err(what);
+        assert_eq!(e.kind(), ErrorKind::Device, "{what}: {e}");
+        assert!(e.to_string().contains("cuda:0"), "{what}: {e}");
+    };
+    device_err(t.neg(), "neg");
+    device_err(t.sinh(), "sinh");
+    device_err(t.add(&t), "add");
+    device_err(c.add(&t), "cpu + cuda");
+    device_err(t.add(&c), "cuda + cpu");
+    device_err(t.clamp(Some(Scalar::Float(0.0)), None), "clamp");
+    let ix = Tensor::from_vec(vec![1i64, 0], &[2]).unwrap();
+    device_err(t.index(&[TensorIndex::from(&ix)]), "index");
+    device_err(
+        c.index_put_(&[TensorIndex::from(&ix)], &t)
+            .map(|x| x.clone()),
+        "index_put_",
+    );
+    let e = c.add_(&t).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Device, "{e}");
+    assert_eq!(c.to_vec::<f32>().unwrap(), vec![1.0; 6]);
 }
