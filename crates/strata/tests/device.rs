@@ -388,8 +388,7 @@ fn elementwise_and_indexing_refuse_a_cuda_tensor() {
     let ix = Tensor::from_vec(vec![1i64, 0], &[2]).unwrap();
     device_err(t.index(&[TensorIndex::from(&ix)]), "index");
     device_err(
-        c.index_put_(&[TensorIndex::from(&ix)], &t)
-            .map(|x| x.clone()),
+        c.index_put_(&[TensorIndex::from(&ix)], &t).cloned(),
         "index_put_",
     );
     let e = c.add_(&t).unwrap_err();
