@@ -49,9 +49,11 @@ bench-rust:
 	$(CARGO) bench -p strata --bench engine
 	$(CARGO) bench -p strata --bench core
 
-# strata against NumPy on the same data (a release build of the extension; 1 and 2 threads).
+# strata against NumPy (and PyTorch when installed) on the same data (a release build of
+# the extension; 1 and 2 threads): the strided engine, then the compute-bound cases.
 bench-python: develop-release
 	$(VPY) python/bench/bench_numpy.py
+	$(VPY) python/bench/bench_compute.py
 
 fmt:
 	$(CARGO) fmt --all

@@ -51,9 +51,14 @@ from ._strata import (
     tensor,
     zeros,
 )
+from ._strata import cpu_level as cpu_level
 from ._strata import from_dlpack as from_dlpack
 from ._strata import from_file as from_file
 from ._strata import where as where
+
+# A bad STRATA_CPU (the cap on the kernels' instruction set) fails the import, naming the
+# variable and its value, rather than being silently ignored by the kernels.
+cpu_level()
 
 bool = _strata.bool  # noqa: A001  (PyTorch's name)
 uint8 = _strata.uint8

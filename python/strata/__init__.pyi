@@ -706,6 +706,10 @@ def empty_cache() -> None:
 def set_cache_limit(nbytes: builtins.int) -> builtins.int:
     """Sets the most bytes the block cache may hold (0 turns it off); returns the old limit."""
 
+def cpu_level() -> builtins.str:
+    """The instruction-set level of the CPU kernels: "portable", "avx2" or "avx512"
+    (what the CPU has, capped by the STRATA_CPU environment variable)."""
+
 def cache_info() -> dict[str, builtins.int]:
     """The block cache's ``bytes``, ``blocks``, ``limit``, ``hits``, ``misses``, ``min_block``."""
 

@@ -58,6 +58,17 @@ pub fn reduction_table(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     Ok(list)
 }
 
+/// The instruction-set level the CPU kernels run at (`"portable"`, `"avx2"` or
+/// `"avx512"`): what the CPU has, capped by the `STRATA_CPU` environment variable.
+///
+/// # Errors
+/// `ValueError` when `STRATA_CPU` names no level (the package checks this at import).
+#[pyfunction]
+pub fn cpu_level() -> PyResult<&'static str> {
+    strata::kernel::cpu::env_cap().map_err(pyo3::exceptions::PyValueError::new_err)?;
+    Ok(strata::kernel::cpu::level().name())
+}
+
 /// Host memory that reports `cuda:0`: for the tests of the host-only checks only (no
 /// CUDA storage can be made otherwise until a CUDA backend exists).
 struct FakeCuda;

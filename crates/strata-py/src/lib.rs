@@ -48,6 +48,7 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(module::randn, m)?)?;
     m.add_function(wrap_pyfunction!(module::manual_seed, m)?)?;
     m.add_function(wrap_pyfunction!(device::reduction_table, m)?)?;
+    m.add_function(wrap_pyfunction!(device::cpu_level, m)?)?;
     m.add_function(wrap_pyfunction!(device::fake_cuda_tensor, m)?)?;
     m.add_function(wrap_pyfunction!(module::empty_cache, m)?)?;
     m.add_function(wrap_pyfunction!(module::set_cache_limit, m)?)?;

@@ -180,6 +180,11 @@ pub trait Element:
     /// The dtype this type represents.
     const DTYPE: DType;
 
+    /// Whether elementwise math on this type gets an AVX-512 copy of its loops
+    /// (`kernel/cpu.rs`): the float types, whose transcendental functions are compute-bound.
+    /// Other types stop at AVX2, where memory-bound loops already run at bandwidth.
+    const VECTOR_MATH: bool = false;
+
     /// Reads one element.
     ///
     /// # Safety
@@ -260,6 +265,7 @@ macro_rules! float_element {
         impl sealed::Sealed for $t {}
         impl Element for $t {
             const DTYPE: DType = DType::$dt;
+            const VECTOR_MATH: bool = matches!(DType::$dt, DType::F32 | DType::F64);
             #[inline(always)] fn to_f64(self) -> f64 { ($to)(self) }
             #[inline(always)] fn to_i64(self) -> i64 { ($to)(self) as i64 }
             #[inline(always)] fn to_u64(self) -> u64 { ($to)(self) as u64 }

@@ -7,6 +7,7 @@
 //! borrows, the version counter, the loop plan and the inner loops (a contiguous and a
 //! stride-0 fast path the compiler vectorises, then the general strided one).
 
+use super::cpu::{self, Level};
 use super::engine::{par_from, Loop, GRAIN};
 use super::plan::{borrow_for, borrow_for_write, stage_if_overlapping};
 use crate::dtype::Element;
@@ -193,59 +194,125 @@ unsafe fn blocks2<A: Element, B: Element, O: Element, const DX: usize, const DY:
     }
 }
 
-/// Whether this CPU has AVX2 (detected once; always false off x86-64).
-#[inline]
-fn has_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
-/// [`blocks1`], compiled for AVX2 (256-bit vectors where the x86-64
-/// baseline has 128) when `avx2` says the CPU has it: the same code, so the same results.
+/// As [`blocks1`], for a strided run: `out[k·so] = f(x[k·sx])` (byte strides). The
+/// elements are gathered a block at a time into a local array, so `f` still runs as
+/// vector code over the block (worth it for math, which costs more than the gather).
 ///
 /// # Safety
-/// As for [`blocks1`]; `avx2` only when [`has_avx2`].
+/// `o + k·so` must be writable and `x + k·sx` readable for `k < n`; an input element and
+/// an output element are disjoint or identical.
 #[inline(always)]
-unsafe fn blocks1_on<A: Element, O: Element>(
-    avx2: bool,
+unsafe fn blocks1_strided<A: Element, O: Element>(
     o: *mut u8,
+    so: isize,
     x: *const u8,
+    sx: isize,
     n: usize,
     f: &impl Fn(A) -> O,
 ) {
+    let mut k = 0;
+    while k + RUN_BLOCK <= n {
+        // SAFETY: elements `k..k + RUN_BLOCK` are inside the run (caller).
+        let xa: [A; RUN_BLOCK] =
+            std::array::from_fn(|i| unsafe { A::load(x.offset((k + i) as isize * sx)) });
+        let r: [O; RUN_BLOCK] = std::array::from_fn(|i| f(xa[i]));
+        for (i, v) in r.iter().enumerate() {
+            // SAFETY: as above.
+            unsafe { v.store(o.offset((k + i) as isize * so)) };
+        }
+        k += RUN_BLOCK;
+    }
+    for k in k..n {
+        // SAFETY: element `k` is inside the run (caller).
+        unsafe { f(A::load(x.offset(k as isize * sx))).store(o.offset(k as isize * so)) };
+    }
+}
+
+/// [`blocks1`] (contiguous, `so`/`sx` ignored) or [`blocks1_strided`], compiled for the
+/// CPU level `level` (`kernel/cpu.rs`): the same code at every level, so the same results.
+///
+/// # Safety
+/// As for the function chosen; `level` at most [`cpu::level`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn blocks1_on<A: Element, O: Element, const STRIDED: bool>(
+    level: Level,
+    o: *mut u8,
+    so: isize,
+    x: *const u8,
+    sx: isize,
+    n: usize,
+    f: &impl Fn(A) -> O,
+) {
+    #[inline(always)]
+    unsafe fn body<A: Element, O: Element, const STRIDED: bool>(
+        o: *mut u8,
+        so: isize,
+        x: *const u8,
+        sx: isize,
+        n: usize,
+        f: &impl Fn(A) -> O,
+    ) {
+        // SAFETY: the contract of `blocks1_on`.
+        unsafe {
+            if STRIDED {
+                blocks1_strided::<A, O>(o, so, x, sx, n, f)
+            } else {
+                blocks1::<A, O>(o, x, n, f)
+            }
+        }
+    }
     #[cfg(target_arch = "x86_64")]
-    if avx2 {
-        #[target_feature(enable = "avx2")]
-        unsafe fn on_avx2<A: Element, O: Element>(
+    {
+        #[target_feature(enable = "avx2,fma,f16c")]
+        unsafe fn on_avx2<A: Element, O: Element, const STRIDED: bool>(
             o: *mut u8,
+            so: isize,
             x: *const u8,
+            sx: isize,
             n: usize,
             f: &impl Fn(A) -> O,
         ) {
             // SAFETY: the contract of `blocks1_on`.
-            unsafe { blocks1::<A, O>(o, x, n, f) }
+            unsafe { body::<A, O, STRIDED>(o, so, x, sx, n, f) }
         }
-        // SAFETY: the caller's contract; the CPU has AVX2.
-        return unsafe { on_avx2(o, x, n, f) };
+        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")]
+        unsafe fn on_avx512<A: Element, O: Element, const STRIDED: bool>(
+            o: *mut u8,
+            so: isize,
+            x: *const u8,
+            sx: isize,
+            n: usize,
+            f: &impl Fn(A) -> O,
+        ) {
+            // SAFETY: the contract of `blocks1_on`.
+            unsafe { body::<A, O, STRIDED>(o, so, x, sx, n, f) }
+        }
+        match level {
+            // SAFETY: the caller's contract; the CPU has the level's features.
+            Level::Avx512 if A::VECTOR_MATH => {
+                return unsafe { on_avx512::<A, O, STRIDED>(o, so, x, sx, n, f) }
+            }
+            // SAFETY: as above.
+            Level::Avx2 | Level::Avx512 => {
+                return unsafe { on_avx2::<A, O, STRIDED>(o, so, x, sx, n, f) }
+            }
+            Level::Portable => {}
+        }
     }
-    let _ = avx2;
+    let _ = level;
     // SAFETY: the caller's contract.
-    unsafe { blocks1::<A, O>(o, x, n, f) }
+    unsafe { body::<A, O, STRIDED>(o, so, x, sx, n, f) }
 }
 
-/// [`blocks2`], compiled for AVX2 when `avx2` says the CPU has it (as [`blocks1_on`]).
+/// [`blocks2`], compiled for AVX2 when `level` has it (as [`blocks1_on`]; memory-bound
+/// binary ops gain nothing from AVX-512, so there is no third copy).
 ///
 /// # Safety
-/// As for [`blocks2`]; `avx2` only when [`has_avx2`].
+/// As for [`blocks2`]; `level` at most [`cpu::level`].
 #[inline(always)]
 unsafe fn blocks2_on<A: Element, B: Element, O: Element, const DX: usize, const DY: usize>(
-    avx2: bool,
+    level: Level,
     o: *mut u8,
     x: *const u8,
     y: *const u8,
@@ -253,8 +320,8 @@ unsafe fn blocks2_on<A: Element, B: Element, O: Element, const DX: usize, const 
     f: &impl Fn(A, B) -> O,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if avx2 {
-        #[target_feature(enable = "avx2")]
+    if level >= Level::Avx2 {
+        #[target_feature(enable = "avx2,fma,f16c")]
         unsafe fn on_avx2<A: Element, B: Element, O: Element, const DX: usize, const DY: usize>(
             o: *mut u8,
             x: *const u8,
@@ -265,10 +332,10 @@ unsafe fn blocks2_on<A: Element, B: Element, O: Element, const DX: usize, const 
             // SAFETY: the contract of `blocks2_on`.
             unsafe { blocks2::<A, B, O, DX, DY>(o, x, y, n, f) }
         }
-        // SAFETY: the caller's contract; the CPU has AVX2.
+        // SAFETY: the caller's contract; the CPU has AVX2, FMA and F16C.
         return unsafe { on_avx2::<A, B, O, DX, DY>(o, x, y, n, f) };
     }
-    let _ = avx2;
+    let _ = level;
     // SAFETY: the caller's contract.
     unsafe { blocks2::<A, B, O, DX, DY>(o, x, y, n, f) }
 }
@@ -295,8 +362,8 @@ where
             out.storage().bump_version();
             // SAFETY: `out` and `a` are contiguous runs of `n` elements of the kernel's
             // dtypes inside their storages (L4), borrowed above; `a` is disjoint from `out`
-            // or exactly it (`flat_disjoint`); `has_avx2` says what the CPU has.
-            unsafe { blocks1_on::<A, O>(has_avx2(), o, x, n, &f) };
+            // or exactly it (`flat_disjoint`); `cpu::level` says what the CPU has.
+            unsafe { blocks1_on::<A, O, false>(cpu::level(), o, 0, x, 0, n, &f) };
             return Ok(());
         }
         drop(g);
@@ -311,17 +378,21 @@ where
         ],
     );
     let (so, sa) = (size_of::<O>() as isize, size_of::<A>() as isize);
-    let avx2 = has_avx2();
+    let level = cpu::level();
+    let math = is_math(cost);
     // SAFETY: the loop's pointers come from layouts inside their storages (L4), borrowed
     // above (exclusive for `out`, shared for `a`); `out` does not overlap itself
     // (`check_write`) and `a` is disjoint from it, identical, or staged (`prepare`); the
-    // inner loop touches exactly `n` elements at the loop's strides. `avx2` is what this
-    // CPU has (`has_avx2`).
+    // inner loop touches exactly `n` elements at the loop's strides. `level` is what this
+    // CPU has (`cpu::level`).
     unsafe {
-        lp.run(par_from(is_math(cost), &[A::DTYPE, O::DTYPE]), |p, s, n| {
+        lp.run(par_from(math, &[A::DTYPE, O::DTYPE]), |p, s, n| {
             let (o, x) = (p[0], p[1] as *const u8);
             if s[0] == so && s[1] == sa {
-                blocks1_on::<A, O>(avx2, o, x, n, &f);
+                blocks1_on::<A, O, false>(level, o, 0, x, 0, n, &f);
+            } else if math && s[1] != 0 {
+                // Math gathers its strided inputs a block at a time to run as vector code.
+                blocks1_on::<A, O, true>(level, o, s[0], x, s[1], n, &f);
             } else if s[1] == 0 {
                 let v = f(A::load(x));
                 for k in 0..n as isize {
@@ -366,14 +437,14 @@ where
             && flat_disjoint(o, n, size_of::<O>(), y, len(one[1]), size_of::<B>())
         {
             out.storage().bump_version();
-            let avx2 = has_avx2();
+            let level = cpu::level();
             // SAFETY: as in `unary_into`'s flat path, for two inputs, a broadcast one being
             // a single element read at stride 0.
             unsafe {
                 match one {
-                    [false, false] => blocks2_on::<A, B, O, 1, 1>(avx2, o, x, y, n, &f),
-                    [false, true] => blocks2_on::<A, B, O, 1, 0>(avx2, o, x, y, n, &f),
-                    _ => blocks2_on::<A, B, O, 0, 1>(avx2, o, x, y, n, &f),
+                    [false, false] => blocks2_on::<A, B, O, 1, 1>(level, o, x, y, n, &f),
+                    [false, true] => blocks2_on::<A, B, O, 1, 0>(level, o, x, y, n, &f),
+                    _ => blocks2_on::<A, B, O, 0, 1>(level, o, x, y, n, &f),
                 }
             };
             return Ok(());
@@ -395,7 +466,7 @@ where
         size_of::<A>() as isize,
         size_of::<B>() as isize,
     );
-    let avx2 = has_avx2();
+    let level = cpu::level();
     // SAFETY: as in `unary_into`, for two inputs.
     unsafe {
         lp.run(
@@ -403,11 +474,11 @@ where
             |p, s, n| {
                 let (o, x, y) = (p[0], p[1] as *const u8, p[2] as *const u8);
                 if s[0] == so && s[1] == sa && s[2] == sb {
-                    blocks2_on::<A, B, O, 1, 1>(avx2, o, x, y, n, &f);
+                    blocks2_on::<A, B, O, 1, 1>(level, o, x, y, n, &f);
                 } else if s[0] == so && s[1] == sa && s[2] == 0 {
-                    blocks2_on::<A, B, O, 1, 0>(avx2, o, x, y, n, &f);
+                    blocks2_on::<A, B, O, 1, 0>(level, o, x, y, n, &f);
                 } else if s[0] == so && s[1] == 0 && s[2] == sb {
-                    blocks2_on::<A, B, O, 0, 1>(avx2, o, x, y, n, &f);
+                    blocks2_on::<A, B, O, 0, 1>(level, o, x, y, n, &f);
                 } else {
                     for k in 0..n as isize {
                         f(A::load(x.offset(k * s[1])), B::load(y.offset(k * s[2])))
@@ -478,27 +549,54 @@ where
     Ok(())
 }
 
+/// `f` over `xs` through the unary block loops at CPU level `level` (at most
+/// [`cpu::detected`]), contiguous, or strided when `stride > 1` (every `stride`-th element
+/// of `xs`): for the tests of the vector math at each level.
+#[cfg(test)]
+pub(crate) fn map_at_level<A: Element, O: Element>(
+    level: Level,
+    xs: &[A],
+    stride: usize,
+    f: impl Fn(A) -> O,
+) -> Vec<O> {
+    assert!(level <= cpu::detected() && stride >= 1);
+    let n = xs.len().div_ceil(stride);
+    let mut out = vec![O::default(); n];
+    let (o, x) = (out.as_mut_ptr() as *mut u8, xs.as_ptr() as *const u8);
+    // SAFETY: `out` holds `n` elements; `xs` holds the `n` elements at stride `stride`;
+    // `level` is one this CPU has (asserted).
+    unsafe {
+        if stride == 1 {
+            blocks1_on::<A, O, false>(level, o, 0, x, 0, n, &f)
+        } else {
+            let sx = (stride * size_of::<A>()) as isize;
+            blocks1_on::<A, O, true>(level, o, size_of::<O>() as isize, x, sx, n, &f)
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::DType;
     use half::f16;
 
-    /// Runs `blocks2_on` both ways (AVX2 where the CPU has it, and the baseline build) on
-    /// `x`, `y` at the three stride patterns, and checks the outputs agree bit for bit.
+    /// Runs `blocks2_on` at every level the CPU has on `x`, `y` at the three stride
+    /// patterns, and checks the outputs agree bit for bit with the baseline build's.
     fn both_ways2<A: Element, B: Element, O: Element>(x: &[A], y: &[B], f: impl Fn(A, B) -> O) {
         let n = x.len().min(y.len());
-        let run = |avx2: bool| {
+        let run = |level: Level| {
             let mut outs = vec![vec![O::default(); n]; 3];
             let (xp, yp) = (x.as_ptr() as *const u8, y.as_ptr() as *const u8);
             // SAFETY: each output holds `n` elements; the inputs hold at least `n` (stride
-            // 1) or one (stride 0); `avx2` only when the CPU has it.
+            // 1) or one (stride 0); `level` only up to what the CPU has.
             unsafe {
                 let o = |k: usize, outs: &mut Vec<Vec<O>>| outs[k].as_mut_ptr() as *mut u8;
                 let (o0, o1, o2) = (o(0, &mut outs), o(1, &mut outs), o(2, &mut outs));
-                blocks2_on::<A, B, O, 1, 1>(avx2, o0, xp, yp, n, &f);
-                blocks2_on::<A, B, O, 1, 0>(avx2, o1, xp, yp, n, &f);
-                blocks2_on::<A, B, O, 0, 1>(avx2, o2, xp, yp, n, &f);
+                blocks2_on::<A, B, O, 1, 1>(level, o0, xp, yp, n, &f);
+                blocks2_on::<A, B, O, 1, 0>(level, o1, xp, yp, n, &f);
+                blocks2_on::<A, B, O, 0, 1>(level, o2, xp, yp, n, &f);
             }
             outs
         };
@@ -514,7 +612,17 @@ mod tests {
                 })
                 .collect()
         };
-        assert_eq!(bits(run(has_avx2())), bits(run(false)));
+        for level in levels() {
+            assert_eq!(bits(run(level)), bits(run(Level::Portable)), "{level:?}");
+        }
+    }
+
+    /// The levels this CPU supports.
+    fn levels() -> Vec<Level> {
+        Level::ALL
+            .into_iter()
+            .filter(|&l| l <= cpu::detected())
+            .collect()
     }
 
     #[test]
@@ -540,21 +648,26 @@ mod tests {
         both_ways2(&i, &j, |a: i64, b: i64| a.wrapping_mul(b) ^ (a >> 3));
         both_ways2(&v, &i, |a: f32, b: i64| a as f64 + b as f64);
         // The unary form.
-        let run = |avx2: bool| {
+        let run = |level: Level, strided: bool| {
             let mut o = vec![0f32; v.len()];
-            // SAFETY: `o` and `v` hold `v.len()` elements; `avx2` only when the CPU has it.
+            let f = |a: f32| a.sqrt() * a.exp() - a.abs();
+            let (op, vp) = (o.as_mut_ptr() as *mut u8, v.as_ptr() as *const u8);
+            // SAFETY: `o` and `v` hold `v.len()` elements (the strided form walks the
+            // first half at stride 2); `level` only up to what the CPU has.
             unsafe {
-                blocks1_on::<f32, f32>(
-                    avx2,
-                    o.as_mut_ptr() as *mut u8,
-                    v.as_ptr() as *const u8,
-                    v.len(),
-                    &|a: f32| a.sqrt() * a.exp() - a.abs(),
-                )
+                if strided {
+                    blocks1_on::<f32, f32, true>(level, op, 8, vp, 8, v.len() / 2, &f)
+                } else {
+                    blocks1_on::<f32, f32, false>(level, op, 0, vp, 0, v.len(), &f)
+                }
             };
             o.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
         };
-        assert_eq!(run(has_avx2()), run(false));
+        for level in levels() {
+            for strided in [false, true] {
+                assert_eq!(run(level, strided), run(Level::Portable, strided));
+            }
+        }
     }
 
     #[test]

@@ -279,8 +279,7 @@ pub(crate) trait Real:
 }
 
 macro_rules! real_impl {
-    ($($t:ident, $erf:expr, $erfinv:expr, $m:ident: $erfc:ident $log10:ident $asin:ident $acos:ident
-       $atan:ident $sinh:ident $cosh:ident $asinh:ident $acosh:ident $atanh:ident $hypot:ident
+    ($($t:ident, $vm:path, $erf:expr, $erfinv:expr, $m:ident: $erfc:ident $hypot:ident
        $nextafter:ident);*) => {$(
         impl Real for $t {
             const ZERO: Self = 0.0;
@@ -289,16 +288,16 @@ macro_rules! real_impl {
             const SQRT1_2: Self = std::$t::consts::FRAC_1_SQRT_2;
             const NAN: Self = $t::NAN;
             #[inline(always)] fn sqrt(self) -> Self { $t::sqrt(self) }
-            #[inline(always)] fn exp(self) -> Self { $t::exp(self) }
-            #[inline(always)] fn exp2(self) -> Self { $t::exp2(self) }
-            #[inline(always)] fn ln(self) -> Self { $t::ln(self) }
-            #[inline(always)] fn log2(self) -> Self { $t::log2(self) }
-            #[inline(always)] fn ln_1p(self) -> Self { $t::ln_1p(self) }
-            #[inline(always)] fn exp_m1(self) -> Self { $t::exp_m1(self) }
-            #[inline(always)] fn sin(self) -> Self { $t::sin(self) }
-            #[inline(always)] fn cos(self) -> Self { $t::cos(self) }
-            #[inline(always)] fn tan(self) -> Self { $t::tan(self) }
-            #[inline(always)] fn tanh(self) -> Self { $t::tanh(self) }
+            #[inline(always)] fn exp(self) -> Self { { use $vm as vm; vm::exp(self) } }
+            #[inline(always)] fn exp2(self) -> Self { { use $vm as vm; vm::exp2(self) } }
+            #[inline(always)] fn ln(self) -> Self { { use $vm as vm; vm::ln(self) } }
+            #[inline(always)] fn log2(self) -> Self { { use $vm as vm; vm::log2(self) } }
+            #[inline(always)] fn ln_1p(self) -> Self { { use $vm as vm; vm::ln_1p(self) } }
+            #[inline(always)] fn exp_m1(self) -> Self { { use $vm as vm; vm::expm1(self) } }
+            #[inline(always)] fn sin(self) -> Self { { use $vm as vm; vm::sin(self) } }
+            #[inline(always)] fn cos(self) -> Self { { use $vm as vm; vm::cos(self) } }
+            #[inline(always)] fn tan(self) -> Self { { use $vm as vm; vm::tan(self) } }
+            #[inline(always)] fn tanh(self) -> Self { { use $vm as vm; vm::tanh(self) } }
             #[inline(always)] fn floor(self) -> Self { $t::floor(self) }
             #[inline(always)] fn ceil(self) -> Self { $t::ceil(self) }
             #[inline(always)] fn round_even(self) -> Self { $t::round_ties_even(self) }
@@ -310,15 +309,15 @@ macro_rules! real_impl {
             #[inline(always)] fn erf(self) -> Self { ($erf)(self) }
             #[inline(always)] fn erfc(self) -> Self { $m::$erfc(self) }
             #[inline(always)] fn erfinv(self) -> Self { ($erfinv)(self) }
-            #[inline(always)] fn log10(self) -> Self { $m::$log10(self) }
-            #[inline(always)] fn asin(self) -> Self { $m::$asin(self) }
-            #[inline(always)] fn acos(self) -> Self { $m::$acos(self) }
-            #[inline(always)] fn atan(self) -> Self { $m::$atan(self) }
-            #[inline(always)] fn sinh(self) -> Self { $m::$sinh(self) }
-            #[inline(always)] fn cosh(self) -> Self { $m::$cosh(self) }
-            #[inline(always)] fn asinh(self) -> Self { $m::$asinh(self) }
-            #[inline(always)] fn acosh(self) -> Self { $m::$acosh(self) }
-            #[inline(always)] fn atanh(self) -> Self { $m::$atanh(self) }
+            #[inline(always)] fn log10(self) -> Self { { use $vm as vm; vm::log10(self) } }
+            #[inline(always)] fn asin(self) -> Self { { use $vm as vm; vm::asin(self) } }
+            #[inline(always)] fn acos(self) -> Self { { use $vm as vm; vm::acos(self) } }
+            #[inline(always)] fn atan(self) -> Self { { use $vm as vm; vm::atan(self) } }
+            #[inline(always)] fn sinh(self) -> Self { { use $vm as vm; vm::sinh(self) } }
+            #[inline(always)] fn cosh(self) -> Self { { use $vm as vm; vm::cosh(self) } }
+            #[inline(always)] fn asinh(self) -> Self { { use $vm as vm; vm::asinh(self) } }
+            #[inline(always)] fn acosh(self) -> Self { { use $vm as vm; vm::acosh(self) } }
+            #[inline(always)] fn atanh(self) -> Self { { use $vm as vm; vm::atanh(self) } }
             #[inline(always)] fn hypot(self, y: Self) -> Self { $m::$hypot(self, y) }
             #[inline(always)] fn next_after(self, y: Self) -> Self { $m::$nextafter(self, y) }
             #[inline(always)] fn is_sign_negative(self) -> bool { $t::is_sign_negative(self) }
@@ -329,11 +328,13 @@ macro_rules! real_impl {
     )*};
 }
 
+// The transcendental functions come from `kernel/vector_math/`: branch-free code the
+// elementwise loops compile to vector instructions (float32 entirely; float64 for the
+// exponentials and logarithms, the rest through the C library).
 real_impl!(
-    f32, erf_f32, erfinv_f32, libm: erfcf log10f asinf acosf atanf sinhf coshf asinhf acoshf atanhf
-        hypotf nextafterf;
-    f64, erf_f64, erfinv_f64, libm: erfc log10 asin acos atan sinh cosh asinh acosh atanh hypot
-        nextafter
+    f32, super::vector_math::f32_math, super::vector_math::f32_math::erf, erfinv_f32,
+        libm: erfcf hypotf nextafterf;
+    f64, super::vector_math::f64_math, erf_f64, erfinv_f64, libm: erfc hypot nextafter
 );
 
 /// The inverse error function in `f64`: Giles' single-precision approximation ("Approximating
@@ -596,7 +597,7 @@ pub(crate) fn nextafter_half<H: Half>(a: H, b: H) -> H {
 }
 
 /// `1/(2n+1)!!`, the coefficients of the series of [`erf_with`].
-const ERF_SERIES: [f64; 33] = {
+pub(crate) const ERF_SERIES: [f64; 33] = {
     let mut c = [0.0; 33];
     let (mut v, mut n) = (1.0, 0);
     while n < 33 {
@@ -625,14 +626,6 @@ const ERF_F64: ErfTerms = ErfTerms {
     cf: &[40, 31, 25, 21, 17, 14, 12, 10, 8, 7, 6, 5, 4, 3, 3, 3],
     cf_step: 0.25,
     one_at: 6.0,
-};
-
-/// Well within 1 ulp of `f32` (before the final rounding).
-const ERF_F32: ErfTerms = ErfTerms {
-    series: [10, 14, 18, 23],
-    cf: &[15, 9, 6, 4],
-    cf_step: 0.5,
-    one_at: 4.0,
 };
 
 /// `e^(−x²)` with the rounding error of `x²` compensated (Dekker's exact product).
@@ -689,11 +682,6 @@ fn erf_with(x: f64, t: &ErfTerms) -> f64 {
 /// The error function in `f64`, within 4 ulp (≈1e-15 relative) over the whole line.
 pub(crate) fn erf_f64(x: f64) -> f64 {
     erf_with(x, &ERF_F64)
-}
-
-/// The error function in `f32`, computed in `f64` with fewer terms.
-fn erf_f32(x: f32) -> f32 {
-    erf_with(f64::from(x), &ERF_F32) as f32
 }
 
 /// `f16`/`bf16`: stored in half precision, computed in `f32`.
@@ -873,10 +861,22 @@ mod tests {
             }
         }
         assert!(erf_f64(f64::NAN).is_nan());
-        assert!(erf_f32(f32::NAN).is_nan());
-        assert_eq!(erf_f32(0.5), 0.5204998778130465f64 as f32);
-        assert_eq!(erf_f32(-3.0), -0.9999779095030014f64 as f32);
-        assert_eq!((erf_f32(4.5), erf_f64(f64::INFINITY)), (1.0, 1.0));
+        assert!(super::super::vector_math::f32_math::erf(f32::NAN).is_nan());
+        assert_eq!(
+            super::super::vector_math::f32_math::erf(0.5),
+            0.5204998778130465f64 as f32
+        );
+        assert_eq!(
+            super::super::vector_math::f32_math::erf(-3.0),
+            -0.9999779095030014f64 as f32
+        );
+        assert_eq!(
+            (
+                super::super::vector_math::f32_math::erf(4.5),
+                erf_f64(f64::INFINITY)
+            ),
+            (1.0, 1.0)
+        );
         assert!(erf_f64(-0.0).is_sign_negative());
     }
 

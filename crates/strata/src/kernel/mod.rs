@@ -6,6 +6,7 @@
 
 pub(crate) mod binary;
 pub(crate) mod copy;
+pub mod cpu;
 pub(crate) mod elementwise_loops;
 pub(crate) mod engine;
 pub(crate) mod fill;
@@ -18,6 +19,7 @@ pub(crate) mod reduce;
 mod ternary;
 mod transpose;
 mod unary;
+pub(crate) mod vector_math;
 mod walk;
 
 pub(crate) use binary::run_binary;

@@ -1,0 +1,61 @@
+//! Transcendental functions written for vector code: branch-free, call-free, inlined.
+//!
+//! The elementwise loops (`kernel/elementwise_loops.rs`) map an op's scalar function over
+//! blocks of 64 elements, compiled once per CPU level (`kernel/cpu.rs`). A function the
+//! compiler can turn into vector code there must not branch on the value or call out: the
+//! C library's `expf`, `sinf`, … did both, so each element cost a call and the loops stayed
+//! scalar. The functions here compute every case with arithmetic and selects (`if` between
+//! two already computed values, which becomes a blend), so one element's path is every
+//! element's path.
+//!
+//! **float32** (`f32_math.rs`) computes in float64: the argument reduction and the
+//! polynomial then carry about 40 good bits, and the one rounding to float32 at the end
+//! gives results within 1 ulp (the tests in `accuracy_tests.rs` sweep every
+//! function against the float64 C library, a higher-precision reference for float32, and
+//! assert the bound). Overflow and underflow come out of that final rounding for free.
+//!
+//! **float64** (`f64_math.rs`): `exp`, `exp2`, `expm1`, `log`, `log2`, `log10`, `log1p`
+//! and what is built on them; the classic reductions (Cody–Waite with split constants,
+//! exact without a fused multiply-add) and fdlibm's polynomials. The trigonometric
+//! float64 functions still call the C library (their full-range reduction needs more than
+//! double precision; see the notes in `docs/ARCHITECTURE.md`).
+//!
+//! No function uses a fused multiply-add: the portable build has none (it would be a
+//! library call), and using it only where the CPU has it would make results depend on
+//! the CPU. So every level computes bit-identical results.
+
+pub(crate) mod f32_math;
+pub(crate) mod f64_math;
+mod trig_table;
+
+#[cfg(test)]
+mod accuracy_tests;
+
+/// `1.5·2⁵²`: adding it rounds a float64 of magnitude below 2⁵¹ to an integer (ties to
+/// even), which its low bits then hold.
+const ROUND_MAGIC: f64 = 6_755_399_441_055_744.0;
+
+/// `x` rounded to the nearest integer (ties to even), as a float and as an integer; for
+/// `|x| < 2⁵¹` (other values give garbage that callers select away).
+#[inline(always)]
+fn round_int(x: f64) -> (f64, i64) {
+    let t = x + ROUND_MAGIC;
+    let k = (t.to_bits() as i64).wrapping_sub(ROUND_MAGIC.to_bits() as i64);
+    (t - ROUND_MAGIC, k)
+}
+
+/// `2ᵏ` for `-1022 ≤ k ≤ 1023` (other values give garbage that callers select away).
+#[inline(always)]
+fn pow2(k: i64) -> f64 {
+    f64::from_bits((k.wrapping_add(1023) as u64) << 52)
+}
+
+/// The polynomial `c[0] + x·(c[1] + x·(…))` (Horner).
+#[inline(always)]
+fn horner<const N: usize>(x: f64, c: [f64; N]) -> f64 {
+    let mut acc = c[N - 1];
+    for k in (0..N - 1).rev() {
+        acc = acc * x + c[k];
+    }
+    acc
+}
