@@ -4,9 +4,11 @@
 //! values; and the levels agreeing bit for bit.
 //!
 //! References: for float32, the float64 functions of the C library (their error, below
-//! 1 float64 ulp, is 2⁻²⁹ of a float32 ulp); for float64, the C library's float64
-//! functions themselves (within 1 ulp of the exact result), so the bound asserted there is
-//! against that reference and the stated accuracy adds its error.
+//! 2 float64 ulp, is 2⁻²⁸ of a float32 ulp); for float64, the C library's float64
+//! functions themselves, which are not exact (glibc's `log10` is 1.54 ulp off at
+//! x = 1.000561, where ours is 0.46): the bound asserted here is 2 ulp against them, and
+//! the exact comparison (against mpmath at 200 bits, bound 1 ulp) is in
+//! `python/tests/test_vector_math.py`.
 
 use super::{f32_math, f64_math};
 use crate::kernel::cpu::{self, Level};
@@ -228,12 +230,9 @@ fn float32_block_edges_and_scalar_calls_agree() {
 
 /// One float64 ulp at `r`.
 fn ulp_f64(r: f64) -> f64 {
+    // The gap to the next value up: one ulp (two at the top of a binade, the looser side).
     let a = r.abs();
-    if a < f64::MIN_POSITIVE {
-        return f64::from_bits(1);
-    }
-    let e = ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023;
-    2f64.powi(e - 52)
+    f64::from_bits(a.to_bits() + 1) - a
 }
 
 fn ulps_f64(got: f64, want: f64) -> f64 {
@@ -300,13 +299,13 @@ fn float64_functions_are_within_their_bound_at_every_level() {
         }
     }
     let cases: Vec<Case64> = vec![
-        ("exp", f64_math::exp, f64::exp, 1.5),
-        ("exp2", f64_math::exp2, f64::exp2, 1.5),
-        ("expm1", f64_math::expm1, f64::exp_m1, 1.5),
-        ("ln", f64_math::ln, f64::ln, 1.5),
-        ("log2", f64_math::log2, f64::log2, 1.5),
-        ("log10", f64_math::log10, f64::log10, 1.5),
-        ("ln_1p", f64_math::ln_1p, f64::ln_1p, 1.5),
+        ("exp", f64_math::exp, f64::exp, 2.0),
+        ("exp2", f64_math::exp2, f64::exp2, 2.0),
+        ("expm1", f64_math::expm1, f64::exp_m1, 2.0),
+        ("ln", f64_math::ln, f64::ln, 2.0),
+        ("log2", f64_math::log2, f64::log2, 2.0),
+        ("log10", f64_math::log10, f64::log10, 2.0),
+        ("ln_1p", f64_math::ln_1p, f64::ln_1p, 2.0),
     ];
     let mut report = String::new();
     for (name, f, reference, bound) in cases {

@@ -81,7 +81,8 @@ pub(crate) fn exp2(x: f64) -> f64 {
     }
 }
 
-/// `eʳ − 1` for `|r| ≤ ln2/2 + ε`: the Taylor series to r¹⁷, the leading `r` added last.
+/// `eʳ − 1` for `-ln2/2 ≤ r < ln2`: the Taylor series to r¹⁷ (truncation below 2⁻⁶²),
+/// the leading `r` added last.
 #[inline(always)]
 fn expm1_series(r: f64) -> f64 {
     let tail = horner(
@@ -113,6 +114,10 @@ fn expm1_series(r: f64) -> f64 {
 pub(crate) fn expm1(x: f64) -> f64 {
     let xc = x.clamp(-40.0, 710.0);
     let (kf, k) = round_int(xc * LOG2_E);
+    // On (ln2/2, ln2), k = 1 would leave 2·(eʳ − 1) + 1 with r < 0: a cancellation that
+    // doubles em's error. The series is still accurate for r up to ln2 there: take k = 0.
+    let direct = xc > 0.0 && xc < LN_2;
+    let (kf, k) = if direct { (0.0, 0) } else { (kf, k) };
     // xc − k·ln2_hi is exact (Sterbenz, or k = 0); the low part then rounds once.
     let r = (xc - kf * LN2_HI) - kf * LN2_LO;
     let em = expm1_series(r);
@@ -197,24 +202,39 @@ pub(crate) fn ln(x: f64) -> f64 {
     log_special(x, k * LN2_HI - ((hfsq - (sr + k * LN2_LO)) - f))
 }
 
+/// `log_b x` for the base whose `1/ln b` is `inv_hi + inv_lo` (`inv_hi` with 32 trailing
+/// zero bits) and `log_b 2 = l2_hi + l2_lo` (FreeBSD's `e_log2.c`/`e_log10.c`): `ln(1+f)` is
+/// split as `hi + lo` with `hi`'s low 32 bits cleared, so `hi·inv_hi` is exact, and the
+/// integer part `k·log_b 2` is added with its rounding error carried.
+#[inline(always)]
+fn log_base(x: f64, inv_hi: f64, inv_lo: f64, l2_hi: f64, l2_lo: f64) -> f64 {
+    let (k, f, hfsq, sr) = log_parts(log_arg(x));
+    let hi = f64::from_bits((f - hfsq).to_bits() & 0xffff_ffff_0000_0000);
+    let lo = (f - hi) - hfsq + sr;
+    let val_hi = hi * inv_hi;
+    let y = k * l2_hi;
+    let val_lo = k * l2_lo + (lo + hi) * inv_lo + lo * inv_hi;
+    let w = y + val_hi;
+    let val_lo = val_lo + ((y - w) + val_hi);
+    log_special(x, val_lo + w)
+}
+
 /// `log₂ x` (exact at powers of two).
 #[inline(always)]
 pub(crate) fn log2(x: f64) -> f64 {
-    let (k, f, hfsq, sr) = log_parts(log_arg(x));
-    let p = f - (hfsq - sr);
-    log_special(x, k + p * LOG2_E)
+    const INV_LN2_HI: f64 = f64::from_bits(0x3ff7_1547_6520_0000);
+    const INV_LN2_LO: f64 = f64::from_bits(0x3de7_05fc_2eef_a200);
+    log_base(x, INV_LN2_HI, INV_LN2_LO, 1.0, 0.0)
 }
 
 /// `log₁₀ x`.
 #[inline(always)]
 pub(crate) fn log10(x: f64) -> f64 {
-    // log10(2)'s high part has trailing zeros, so k·hi is exact.
+    const INV_LN10_HI: f64 = f64::from_bits(0x3fdb_cb7b_1520_0000);
+    const INV_LN10_LO: f64 = f64::from_bits(0x3dbb_9438_ca9a_add5);
     const LOG10_2_HI: f64 = f64::from_bits(0x3fd3_4413_509f_6000);
     const LOG10_2_LO: f64 = f64::from_bits(0x3d59_fef3_11f1_2b36);
-    const INV_LN10: f64 = f64::from_bits(0x3fdb_cb7b_1526_e50e);
-    let (k, f, hfsq, sr) = log_parts(log_arg(x));
-    let p = f - (hfsq - sr);
-    log_special(x, k * LOG10_2_HI + (k * LOG10_2_LO + p * INV_LN10))
+    log_base(x, INV_LN10_HI, INV_LN10_LO, LOG10_2_HI, LOG10_2_LO)
 }
 
 /// `ln(1 + x)`, accurate near 0: `ln u − ((u − 1) − x)/u` with `u = 1 + x` (the second
