@@ -27,7 +27,7 @@ test-rust:
 $(VENV)/.ready: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet "maturin>=1.5,<2" "numpy>=1.26" "pytest>=7" "hypothesis>=6" "safetensors>=0.4"
+	$(VPY) -m pip install --quiet "maturin>=1.5,<2" "numpy>=1.26" "pytest>=7" "hypothesis>=6" "safetensors>=0.4" "mpmath>=1.3"
 	touch $@
 
 # Tests use a debug build: it shares the compiled core with `cargo test` and builds fast.

@@ -13,6 +13,8 @@
 //! blocks to copy an elementwise op's transposed inputs into per-thread scratch, then
 //! runs the op's own kernel row by row. Other strides fall back to the row kernel.
 
+use super::cpu::{self, Level};
+
 /// Calls `row(ptrs, ls, len)` once for each of the tile's `rows` rows.
 fn each_row<const N: usize>(
     p: [*mut u8; N],
@@ -272,20 +274,25 @@ impl Tile {
     }
 
     /// Copies a rectangle of the tile: in line-wide register blocks where the CPU has
-    /// AVX-512 and elements are 4 or 8 bytes, the rest in 16-byte blocks and element by
-    /// element; streamed stores are fenced at the end.
+    /// AVX2 or AVX-512 (`kernel/cpu.rs`) and elements are 4 or 8 bytes, the rest in
+    /// 16-byte blocks and element by element; streamed stores are fenced at the end.
     ///
     /// # Safety
     /// The rectangle must lie inside a valid tile.
     unsafe fn copy(&self, tr: std::ops::Range<usize>, lr: std::ops::Range<usize>) {
-        if matches!(self.item, 4 | 8) && has_avx512() {
+        let level = cpu::level();
+        if matches!(self.item, 4 | 8) && level >= Level::Avx2 {
             let b = 64 / self.item;
             let t_end = tr.start + (tr.len() - tr.len() % b);
             let l_end = lr.start + (lr.len() - lr.len() % b);
-            // SAFETY: the CPU has AVX-512F (checked); the three pieces partition the
-            // rectangle, which lies inside the tile (caller).
+            // SAFETY: the CPU has the level's features (`cpu::level`); the three pieces
+            // partition the rectangle, which lies inside the tile (caller).
             unsafe {
-                x86::wide(self, tr.start..t_end, lr.start..l_end);
+                if level == Level::Avx512 {
+                    x86::wide(self, tr.start..t_end, lr.start..l_end);
+                } else {
+                    x86::wide_avx2(self, tr.start..t_end, lr.start..l_end);
+                }
                 self.direct(tr.start..t_end, l_end..lr.end);
                 self.direct(t_end..tr.end, lr);
             }
@@ -321,12 +328,6 @@ impl Tile {
             }
         }
     }
-}
-
-/// Whether this CPU has AVX-512F (detected once).
-#[cfg(target_arch = "x86_64")]
-fn has_avx512() -> bool {
-    std::arch::is_x86_feature_detected!("avx512f")
 }
 
 /// A register, in bytes.
@@ -422,6 +423,133 @@ mod x86 {
                 }
             }
         });
+    }
+
+    /// As [`wide`] with AVX2: each 64-byte row of a line-wide block moves as two 32-byte
+    /// halves, the block as four 8×8 (4-byte) or 4×4 (8-byte) register transposes whose
+    /// output halves land side by side, so every output line is still written whole.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2; otherwise as for [`wide`].
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn wide_avx2(
+        t: &super::Tile,
+        tr: std::ops::Range<usize>,
+        lr: std::ops::Range<usize>,
+    ) {
+        let b = 64 / t.item;
+        let h = b / 2;
+        let aligned = t.os % 64 == 0;
+        t.blocks(tr, lr, b, |o, i| {
+            let nt = t.stream && aligned && (o as usize).is_multiple_of(64);
+            // Quarter (p, q): input rows p·h.., input columns q·h.. go to output rows
+            // q·h.., output columns p·h.. (byte offsets along rows: `h·item` = 32).
+            for p in 0..2 {
+                for q in 0..2 {
+                    let (p, q, h) = (p as isize, q as isize, h as isize);
+                    let ii = i.wrapping_offset(p * h * t.is + q * 32);
+                    let oo = o.wrapping_offset(q * h * t.os + p * 32);
+                    // SAFETY: the quarter lies inside the block, inside the rectangle
+                    // (caller); AVX2 is there (caller; the closure inherits it).
+                    unsafe {
+                        if t.item == 4 {
+                            half4(oo, t.os, ii, t.is, nt)
+                        } else {
+                            half8(oo, t.os, ii, t.is, nt)
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    /// Stores `v` to the 32 bytes at `p + k·s`, non-temporally if `nt`.
+    ///
+    /// # Safety
+    /// Those bytes must be writable; with `nt`, 32-byte aligned; AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn st32(p: *mut u8, s: isize, k: usize, v: __m256i, nt: bool) {
+        let p = p.wrapping_offset(k as isize * s).cast();
+        // SAFETY: forwarded to the caller.
+        unsafe {
+            if nt {
+                _mm256_stream_si256(p, v)
+            } else {
+                _mm256_storeu_si256(p, v)
+            }
+        }
+    }
+
+    /// Transposes an 8×8 block of 4-byte elements, rows of 32 bytes (input rows at
+    /// `i + k·is`, output rows at `o + k·os`).
+    ///
+    /// # Safety
+    /// Each of the 16 rows must be valid (input readable, output writable, 32-byte aligned
+    /// with `nt`); AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn half4(o: *mut u8, os: isize, i: *const u8, is: isize, nt: bool) {
+        // SAFETY: the loads read the block's input rows (caller).
+        let r: [__m256i; 8] = std::array::from_fn(|k| unsafe {
+            _mm256_loadu_si256(i.wrapping_offset(k as isize * is).cast())
+        });
+        // Rows 2k, 2k+1 interleaved by 32-bit lane, within each 128-bit half.
+        let t: [__m256i; 8] = std::array::from_fn(|k| {
+            let (x, y) = (r[k & !1], r[k | 1]);
+            if k % 2 == 0 {
+                _mm256_unpacklo_epi32(x, y)
+            } else {
+                _mm256_unpackhi_epi32(x, y)
+            }
+        });
+        // Then 64-bit pairs: u[4g + j] holds column j (low half) and j + 4 (high half)
+        // of rows 4g..4g+4.
+        let u: [__m256i; 8] = std::array::from_fn(|k| {
+            let (g, j) = (k / 4, k % 4);
+            let (x, y) = (t[4 * g + j / 2], t[4 * g + j / 2 + 2]);
+            if j % 2 == 0 {
+                _mm256_unpacklo_epi64(x, y)
+            } else {
+                _mm256_unpackhi_epi64(x, y)
+            }
+        });
+        for j in 0..4 {
+            let (x, y) = (u[j], u[4 + j]);
+            // SAFETY: output rows j and j + 4 of the block (caller).
+            unsafe {
+                st32(o, os, j, _mm256_permute2x128_si256::<0x20>(x, y), nt);
+                st32(o, os, j + 4, _mm256_permute2x128_si256::<0x31>(x, y), nt);
+            }
+        }
+    }
+
+    /// Transposes a 4×4 block of 8-byte elements, rows of 32 bytes (see [`half4`]).
+    ///
+    /// # Safety
+    /// As for [`half4`], with 8 rows.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn half8(o: *mut u8, os: isize, i: *const u8, is: isize, nt: bool) {
+        // SAFETY: the loads read the block's input rows (caller).
+        let r: [__m256i; 4] = std::array::from_fn(|k| unsafe {
+            _mm256_loadu_si256(i.wrapping_offset(k as isize * is).cast())
+        });
+        // t[0]: r0[0] r1[0] | r0[2] r1[2]; t[1]: r0[1] r1[1] | r0[3] r1[3]; t[2], t[3]
+        // the same for rows 2, 3.
+        let t = [
+            _mm256_unpacklo_epi64(r[0], r[1]),
+            _mm256_unpackhi_epi64(r[0], r[1]),
+            _mm256_unpacklo_epi64(r[2], r[3]),
+            _mm256_unpackhi_epi64(r[2], r[3]),
+        ];
+        // SAFETY: output rows 0..4 of the block (caller).
+        unsafe {
+            st32(o, os, 0, _mm256_permute2x128_si256::<0x20>(t[0], t[2]), nt);
+            st32(o, os, 1, _mm256_permute2x128_si256::<0x20>(t[1], t[3]), nt);
+            st32(o, os, 2, _mm256_permute2x128_si256::<0x31>(t[0], t[2]), nt);
+            st32(o, os, 3, _mm256_permute2x128_si256::<0x31>(t[1], t[3]), nt);
+        }
     }
 
     /// Stores `v` to the 64 bytes at `p + k·s`, non-temporally if `nt`.

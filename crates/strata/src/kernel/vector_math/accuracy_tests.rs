@@ -114,6 +114,9 @@ fn ulps_f32(got: f32, want: f64) -> f64 {
         };
     }
     let w32 = want as f32;
+    if w32 == 0.0 && got == 0.0 && w32.is_sign_negative() != got.is_sign_negative() {
+        return f64::INFINITY; // a zero of the wrong sign
+    }
     if w32.is_infinite() || got.is_infinite() {
         // Overflow: the reference rounds to the same infinity, or `got` is within 1 ulp
         // of f32::MAX of a reference that just rounds to it.
@@ -245,6 +248,9 @@ fn ulps_f64(got: f64, want: f64) -> f64 {
     }
     if want.is_infinite() || got.is_infinite() {
         return if got == want { 0.0 } else { f64::INFINITY };
+    }
+    if want == 0.0 && got == 0.0 && want.is_sign_negative() != got.is_sign_negative() {
+        return f64::INFINITY; // a zero of the wrong sign
     }
     (got - want).abs() / ulp_f64(want)
 }

@@ -131,7 +131,8 @@ pub(crate) fn expm1(x: f64) -> f64 {
         f64::INFINITY
     } else if x < -40.0 {
         -1.0
-    } else if x.is_nan() {
+    } else if x.is_nan() || x == 0.0 {
+        // NaN, and ±0 with its sign.
         x
     } else {
         v
@@ -250,14 +251,15 @@ pub(crate) fn ln_1p(x: f64) -> f64 {
         f64::NEG_INFINITY
     } else if x < -1.0 || x.is_nan() {
         f64::NAN
-    } else if x == f64::INFINITY {
-        f64::INFINITY
+    } else if x == f64::INFINITY || x == 0.0 {
+        // +inf, and ±0 with its sign.
+        x
     } else {
         v
     }
 }
 
-// The float64 functions without a vector form yet: the C library's, one call per element
+// The other float64 functions, without a vector form yet: the C library's, one call per element
 // (their full-range argument reduction needs more than float64 arithmetic; see
 // `docs/ARCHITECTURE.md`).
 
@@ -276,7 +278,7 @@ pub(crate) fn cos(x: f64) -> f64 {
 pub(crate) fn tan(x: f64) -> f64 {
     x.tan()
 }
-/// Hyperbolic tangent (C library).
+/// Hyperbolic tangent (C library: fdlibm's form on the expm1 above measured 3 ulp).
 #[inline(always)]
 pub(crate) fn tanh(x: f64) -> f64 {
     x.tanh()

@@ -1,0 +1,194 @@
+"""The vector math (crates/strata/src/kernel/vector_math/) from Python: accuracy in ulps
+against an exact reference (float64 NumPy for float32 results; mpmath at 200 bits for
+float64), contiguous and strided, the same bits at every CPU level (``STRATA_CPU``), and
+a bad ``STRATA_CPU`` refused at import."""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+
+import strata as st
+from _isolated import assert_clean, run_isolated
+
+# (strata name, float64 reference on float64 arrays, ulp bound for float32 results)
+F32_CASES = [
+    ("exp", np.exp, 1.0),
+    ("exp2", np.exp2, 1.0),
+    ("expm1", np.expm1, 1.0),
+    ("log", np.log, 1.0),
+    ("log2", np.log2, 1.0),
+    ("log10", np.log10, 1.0),
+    ("log1p", np.log1p, 1.0),
+    ("sin", np.sin, 1.0),
+    ("cos", np.cos, 1.0),
+    ("tan", np.tan, 1.0),
+    ("tanh", np.tanh, 1.0),
+    ("sinh", np.sinh, 1.0),
+    ("cosh", np.cosh, 1.0),
+    ("asin", np.arcsin, 1.0),
+    ("acos", np.arccos, 1.0),
+    ("atan", np.arctan, 1.0),
+    ("asinh", np.arcsinh, 1.0),
+    ("acosh", np.arccosh, 1.0),
+    ("atanh", np.arctanh, 1.0),
+    ("erf", np.vectorize(math.erf, otypes=[np.float64]), 1.0),
+    # Built on exp and erf in float32 arithmetic: a few roundings more.
+    ("sigmoid", lambda x: 1.0 / (1.0 + np.exp(-x)), 2.0),
+]
+
+
+def sweep_f32(step: int = 65_521) -> np.ndarray:
+    """Every ``step``-th float32 bit pattern of both signs, plus the special values."""
+    bits = np.arange(0, 0x7F800000, step, dtype=np.uint32)
+    pos = bits.view(np.float32)
+    specials = np.array(
+        [0.0, np.inf, np.nan, 1e-45, 1.1754942e-38, 1.1754944e-38, 3.4028235e38, 88.72283,
+         88.72284, -103.97208, 1.0, 0.5, 2.0, 1e-8, np.pi / 2, np.pi, 1e10, 1e20, 105414350.0],
+        dtype=np.float32,
+    )
+    return np.concatenate([pos, -pos, specials, -specials])
+
+
+def ulps32(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """|got - want| in float32 ulps of want; 0 where both are NaN or the same infinity."""
+    w32 = want.astype(np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        a = np.abs(w32)
+        # spacing of the float32 nearest the reference (the smallest subnormal at 0)
+        ulp = np.spacing(a).astype(np.float64)
+        err = np.abs(got.astype(np.float64) - want) / ulp
+    both_nan = np.isnan(got) & np.isnan(want)
+    same_inf = np.isinf(got) & (got == w32)
+    err[both_nan | same_inf] = 0.0
+    err[np.isnan(err)] = np.inf
+    return err
+
+
+@pytest.mark.parametrize("name,ref,bound", F32_CASES, ids=[c[0] for c in F32_CASES])
+def test_float32_within_bound_contiguous_and_strided(name, ref, bound):
+    x = sweep_f32()
+    with np.errstate(all="ignore"):
+        want = ref(x.astype(np.float64))
+    got = getattr(st.from_numpy(x), name)().numpy()
+    err = ulps32(got, want)
+    worst = int(np.argmax(err))
+    assert err[worst] <= bound, (
+        f"{name}: {err[worst]} ulp at x = {x[worst]!r}: got {got[worst]!r}, want {want[worst]!r}"
+    )
+    # Strided (every third element, and reversed): the same bits as the contiguous call.
+    for view in (slice(None, None, 3), slice(None, None, -1)):
+        s = getattr(st.from_numpy(x)[view], name)().numpy()
+        np.testing.assert_array_equal(s.view(np.uint32), got[view].view(np.uint32))
+    # A 2-d transposed operand goes through the engine's blocks as well.
+    n = (x.size // 64) * 64
+    t = st.from_numpy(x[:n].reshape(64, -1)).T
+    r = getattr(t, name)().numpy()
+    np.testing.assert_array_equal(r.view(np.uint32), got[:n].reshape(64, -1).T.view(np.uint32))
+
+
+F64_NAMES = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p"]
+
+
+def test_float64_exponentials_and_logarithms_within_one_ulp_of_exact():
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.prec = 200
+    refs = {
+        "exp": mpmath.exp,
+        "exp2": lambda v: mpmath.power(2, v),
+        "expm1": mpmath.expm1,
+        "log": mpmath.log,
+        "log2": lambda v: mpmath.log(v, 2),
+        "log10": mpmath.log10,
+        "log1p": mpmath.log1p,
+    }
+    rng = np.random.default_rng(7)
+    x = np.concatenate(
+        [
+            rng.uniform(-745, 709, 600),
+            rng.uniform(-1, 1, 600),
+            rng.uniform(-1e-5, 1e-5, 200),
+            np.exp(rng.uniform(-700, 700, 600)),
+            1.0 + rng.uniform(-1e-3, 1e-3, 300),
+            np.array([0.3465, 0.3466, 0.3467, 0.69, 0.7, 1.000561, 1e-300, 5e-324, 1.7e308]),
+        ]
+    )
+    for name in F64_NAMES:
+        xs = x
+        if name.startswith("log"):
+            xs = np.abs(x) + (1e-300 if name != "log1p" else 0.0)
+        if name in ("exp2",):
+            xs = x * 1.4
+        got = getattr(st.from_numpy(xs), name)().numpy()
+        worst = (0.0, None)
+        for xi, gi in zip(xs, got):
+            with mpmath.workprec(200):
+                w = refs[name](mpmath.mpf(float(xi)))
+            if not mpmath.isfinite(w) or abs(w) > 1.7976931348623157e308:
+                continue
+            wf = float(w)
+            if wf == 0.0 or abs(wf) < 2.2250738585072014e-308:
+                continue  # subnormal results: absolute error, checked by the Rust sweep
+            err = float(abs(mpmath.mpf(float(gi)) - w) / math.ulp(wf))
+            if err > worst[0]:
+                worst = (err, xi)
+        assert worst[0] <= 1.0, f"{name}: {worst[0]:.3f} ulp at x = {worst[1]!r}"
+
+
+FUNCS = [c[0] for c in F32_CASES] + ["gelu"]
+
+
+def _outputs_at(level: str, path: str) -> None:
+    code = f"""
+import pickle, numpy as np, strata as st
+assert st.cpu_level() == {level!r} or {level!r} == "avx512", st.cpu_level()
+x = np.concatenate([np.linspace(-120, 120, 5001, dtype=np.float32),
+                    np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45], dtype=np.float32)])
+out = {{}}
+for dt in ("float32", "float64"):
+    a = x.astype(dt)
+    for f in {FUNCS!r}:
+        out[(dt, f)] = getattr(st.from_numpy(a), f)().numpy().tobytes()
+        out[(dt, f, "strided")] = getattr(st.from_numpy(a)[::2], f)().numpy().tobytes()
+with open({path!r}, "wb") as fh:
+    pickle.dump(out, fh)
+"""
+    assert_clean(code, env={"STRATA_CPU": level}, timeout=120)
+
+
+def test_every_cpu_level_computes_the_same_bits():
+    with tempfile.TemporaryDirectory() as d:
+        results = {}
+        for level in ("portable", "avx2", "avx512"):
+            p = os.path.join(d, level)
+            _outputs_at(level, p)
+            with open(p, "rb") as fh:
+                results[level] = pickle.load(fh)
+        for level in ("avx2", "avx512"):
+            for k, v in results["portable"].items():
+                assert results[level][k] == v, f"{k} differs between portable and {level}"
+
+
+def test_cpu_level_names_and_the_cap():
+    assert st.cpu_level() in ("portable", "avx2", "avx512")
+    r = assert_clean("import strata as st; print(st.cpu_level())", env={"STRATA_CPU": "portable"})
+    assert r.stdout.strip() == "portable"
+
+
+@pytest.mark.parametrize("bad", ["sse9", "AVX3", "1"])
+def test_a_bad_strata_cpu_is_refused_at_import(bad):
+    r = run_isolated("import strata", env={"STRATA_CPU": bad})
+    assert r.returncode != 0
+    assert "STRATA_CPU" in r.stderr and bad in r.stderr and "ValueError" in r.stderr, r.stderr
+    # An empty value is no cap.
+    assert_clean("import strata", env={"STRATA_CPU": ""})
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__, "-q"]))
