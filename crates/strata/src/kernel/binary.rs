@@ -131,7 +131,7 @@ fn any_elem<T: Element>(
     }
     let mask = output_for(c.shape(), DType::Bool, &[&c])?;
     let hit = AtomicBool::new(false);
-    unary_into(op, Cost::Memory, &mask, &c, |x: T| {
+    unary_into::<_, _, _, false>(op, Cost::Memory, &mask, &c, |x: T| {
         let p = pred(x);
         if p {
             hit.store(true, Ordering::Relaxed);

@@ -128,6 +128,69 @@ fn first(t: &Tensor) -> *mut u8 {
 /// Elements per block of the contiguous kernels below.
 const RUN_BLOCK: usize = 64;
 
+/// A unary elementwise function as the block loops run it: one element at a time
+/// ([`Map1::one`]), or a whole block ([`Map1::block`]; by default `one` over the block,
+/// which the compiler vectorises when `one` is branch-free). Every `Fn(A) -> O` is one;
+/// [`Fixup`] is the other kind: a vector function exact except on rare inputs, which it
+/// recomputes one by one after the block.
+pub(crate) trait Map1<A: Copy, O>: Sync {
+    /// The function at one element.
+    fn one(&self, a: A) -> O;
+    /// The function over a block.
+    #[inline(always)]
+    fn block(&self, x: &[A; RUN_BLOCK]) -> [O; RUN_BLOCK] {
+        std::array::from_fn(|i| self.one(x[i]))
+    }
+}
+
+impl<A: Copy, O, F: Fn(A) -> O + Sync> Map1<A, O> for F {
+    #[inline(always)]
+    fn one(&self, a: A) -> O {
+        self(a)
+    }
+}
+
+/// A function with a branch-free vector form that is exact on all but a rare set of
+/// inputs (say, trigonometric arguments too large for a cheap reduction), and a scalar
+/// form exact everywhere. Implemented by zero-sized types in `kernel/vector_math/`.
+pub(crate) trait VectorFn<T: Element>: Sync {
+    /// The vector form (any value where [`VectorFn::rare`] holds).
+    fn fast(x: T) -> T;
+    /// Whether `x` needs [`VectorFn::exact`].
+    fn rare(x: T) -> bool;
+    /// The exact scalar form.
+    fn exact(x: T) -> T;
+}
+
+/// Runs a [`VectorFn`] as a [`Map1`]: a block is computed by the vector form, then the
+/// rare elements in it, if any (one vectorised test over the block), are recomputed.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Fixup<V>(pub(crate) V);
+
+impl<T: Element, V: VectorFn<T>> Map1<T, T> for Fixup<V> {
+    #[inline(always)]
+    fn one(&self, a: T) -> T {
+        if V::rare(a) {
+            V::exact(a)
+        } else {
+            V::fast(a)
+        }
+    }
+
+    #[inline(always)]
+    fn block(&self, x: &[T; RUN_BLOCK]) -> [T; RUN_BLOCK] {
+        let mut r: [T; RUN_BLOCK] = std::array::from_fn(|i| V::fast(x[i]));
+        if x.iter().fold(false, |any, &v| any | V::rare(v)) {
+            for (ri, &xi) in r.iter_mut().zip(x) {
+                if V::rare(xi) {
+                    *ri = V::exact(xi);
+                }
+            }
+        }
+        r
+    }
+}
+
 /// `out[k] = f(x[k])` for `n` elements, the output and the input contiguous (unary ops
 /// compute a broadcast input once, so there is no stride-0 form).
 ///
@@ -141,13 +204,13 @@ const RUN_BLOCK: usize = 64;
 /// `o` must be writable and `x` readable for the `n` elements; an input and the output
 /// are disjoint or identical.
 #[inline(always)]
-unsafe fn blocks1<A: Element, O: Element>(o: *mut u8, x: *const u8, n: usize, f: &impl Fn(A) -> O) {
+unsafe fn blocks1<A: Element, O: Element>(o: *mut u8, x: *const u8, n: usize, f: &impl Map1<A, O>) {
     let (sa, so) = (size_of::<A>(), size_of::<O>());
     let mut k = 0;
     while k + RUN_BLOCK <= n {
         // SAFETY: elements `k..k + RUN_BLOCK` are inside the run (caller).
         let xa: [A; RUN_BLOCK] = std::array::from_fn(|i| unsafe { A::load(x.add((k + i) * sa)) });
-        let r: [O; RUN_BLOCK] = std::array::from_fn(|i| f(xa[i]));
+        let r: [O; RUN_BLOCK] = f.block(&xa);
         for (i, v) in r.iter().enumerate() {
             // SAFETY: as above.
             unsafe { v.store(o.add((k + i) * so)) };
@@ -156,7 +219,7 @@ unsafe fn blocks1<A: Element, O: Element>(o: *mut u8, x: *const u8, n: usize, f:
     }
     for k in k..n {
         // SAFETY: element `k` is inside the run (caller).
-        unsafe { f(A::load(x.add(k * sa))).store(o.add(k * so)) };
+        unsafe { f.one(A::load(x.add(k * sa))).store(o.add(k * so)) };
     }
 }
 
@@ -208,14 +271,14 @@ unsafe fn blocks1_strided<A: Element, O: Element>(
     x: *const u8,
     sx: isize,
     n: usize,
-    f: &impl Fn(A) -> O,
+    f: &impl Map1<A, O>,
 ) {
     let mut k = 0;
     while k + RUN_BLOCK <= n {
         // SAFETY: elements `k..k + RUN_BLOCK` are inside the run (caller).
         let xa: [A; RUN_BLOCK] =
             std::array::from_fn(|i| unsafe { A::load(x.offset((k + i) as isize * sx)) });
-        let r: [O; RUN_BLOCK] = std::array::from_fn(|i| f(xa[i]));
+        let r: [O; RUN_BLOCK] = f.block(&xa);
         for (i, v) in r.iter().enumerate() {
             // SAFETY: as above.
             unsafe { v.store(o.offset((k + i) as isize * so)) };
@@ -224,25 +287,29 @@ unsafe fn blocks1_strided<A: Element, O: Element>(
     }
     for k in k..n {
         // SAFETY: element `k` is inside the run (caller).
-        unsafe { f(A::load(x.offset(k as isize * sx))).store(o.offset(k as isize * so)) };
+        unsafe {
+            f.one(A::load(x.offset(k as isize * sx)))
+                .store(o.offset(k as isize * so))
+        };
     }
 }
 
 /// [`blocks1`] (contiguous, `so`/`sx` ignored) or [`blocks1_strided`], compiled for the
 /// CPU level `level` (`kernel/cpu.rs`): the same code at every level, so the same results.
+/// The AVX-512 copy exists only for `MATH` on float types; others run the AVX2 copy.
 ///
 /// # Safety
 /// As for the function chosen; `level` at most [`cpu::level`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn blocks1_on<A: Element, O: Element, const STRIDED: bool>(
+unsafe fn blocks1_on<A: Element, O: Element, const STRIDED: bool, const MATH: bool>(
     level: Level,
     o: *mut u8,
     so: isize,
     x: *const u8,
     sx: isize,
     n: usize,
-    f: &impl Fn(A) -> O,
+    f: &impl Map1<A, O>,
 ) {
     #[inline(always)]
     unsafe fn body<A: Element, O: Element, const STRIDED: bool>(
@@ -251,7 +318,7 @@ unsafe fn blocks1_on<A: Element, O: Element, const STRIDED: bool>(
         x: *const u8,
         sx: isize,
         n: usize,
-        f: &impl Fn(A) -> O,
+        f: &impl Map1<A, O>,
     ) {
         // SAFETY: the contract of `blocks1_on`.
         unsafe {
@@ -271,7 +338,7 @@ unsafe fn blocks1_on<A: Element, O: Element, const STRIDED: bool>(
             x: *const u8,
             sx: isize,
             n: usize,
-            f: &impl Fn(A) -> O,
+            f: &impl Map1<A, O>,
         ) {
             // SAFETY: the contract of `blocks1_on`.
             unsafe { body::<A, O, STRIDED>(o, so, x, sx, n, f) }
@@ -283,14 +350,14 @@ unsafe fn blocks1_on<A: Element, O: Element, const STRIDED: bool>(
             x: *const u8,
             sx: isize,
             n: usize,
-            f: &impl Fn(A) -> O,
+            f: &impl Map1<A, O>,
         ) {
             // SAFETY: the contract of `blocks1_on`.
             unsafe { body::<A, O, STRIDED>(o, so, x, sx, n, f) }
         }
         match level {
             // SAFETY: the caller's contract; the CPU has the level's features.
-            Level::Avx512 if A::VECTOR_MATH => {
+            Level::Avx512 if MATH && A::VECTOR_MATH => {
                 return unsafe { on_avx512::<A, O, STRIDED>(o, so, x, sx, n, f) }
             }
             // SAFETY: as above.
@@ -341,7 +408,11 @@ unsafe fn blocks2_on<A: Element, B: Element, O: Element, const DX: usize, const 
 }
 
 /// `out[i] = f(a[i])`, with `a` broadcast to `out`'s shape.
-pub(crate) fn unary_into<A, O, F>(
+///
+/// `MATH` is whether `cost` is [`Cost::Math`], known at compile time: only math gets the
+/// AVX-512 copy of the block loop and the strided block loop (memory-bound ops gain
+/// nothing from them, and each copy is compiled for every op and dtype).
+pub(crate) fn unary_into<A, O, F, const MATH: bool>(
     op: &'static str,
     cost: Cost,
     out: &Tensor,
@@ -351,7 +422,7 @@ pub(crate) fn unary_into<A, O, F>(
 where
     A: Element,
     O: Element,
-    F: Fn(A) -> O + Sync,
+    F: Map1<A, O>,
 {
     if let Some((n, [false])) = flat(out, O::DTYPE, [(a, A::DTYPE)]) {
         out.check_write(op)?;
@@ -363,7 +434,7 @@ where
             // SAFETY: `out` and `a` are contiguous runs of `n` elements of the kernel's
             // dtypes inside their storages (L4), borrowed above; `a` is disjoint from `out`
             // or exactly it (`flat_disjoint`); `cpu::level` says what the CPU has.
-            unsafe { blocks1_on::<A, O, false>(cpu::level(), o, 0, x, 0, n, &f) };
+            unsafe { blocks1_on::<A, O, false, MATH>(cpu::level(), o, 0, x, 0, n, &f) };
             return Ok(());
         }
         drop(g);
@@ -379,28 +450,28 @@ where
     );
     let (so, sa) = (size_of::<O>() as isize, size_of::<A>() as isize);
     let level = cpu::level();
-    let math = is_math(cost);
+    debug_assert_eq!(MATH, is_math(cost));
     // SAFETY: the loop's pointers come from layouts inside their storages (L4), borrowed
     // above (exclusive for `out`, shared for `a`); `out` does not overlap itself
     // (`check_write`) and `a` is disjoint from it, identical, or staged (`prepare`); the
     // inner loop touches exactly `n` elements at the loop's strides. `level` is what this
     // CPU has (`cpu::level`).
     unsafe {
-        lp.run(par_from(math, &[A::DTYPE, O::DTYPE]), |p, s, n| {
+        lp.run(par_from(MATH, &[A::DTYPE, O::DTYPE]), |p, s, n| {
             let (o, x) = (p[0], p[1] as *const u8);
             if s[0] == so && s[1] == sa {
-                blocks1_on::<A, O, false>(level, o, 0, x, 0, n, &f);
-            } else if math && s[1] != 0 {
+                blocks1_on::<A, O, false, MATH>(level, o, 0, x, 0, n, &f);
+            } else if MATH && s[1] != 0 {
                 // Math gathers its strided inputs a block at a time to run as vector code.
-                blocks1_on::<A, O, true>(level, o, s[0], x, s[1], n, &f);
+                blocks1_on::<A, O, true, MATH>(level, o, s[0], x, s[1], n, &f);
             } else if s[1] == 0 {
-                let v = f(A::load(x));
+                let v = f.one(A::load(x));
                 for k in 0..n as isize {
                     v.store(o.offset(k * s[0]));
                 }
             } else {
                 for k in 0..n as isize {
-                    f(A::load(x.offset(k * s[1]))).store(o.offset(k * s[0]));
+                    f.one(A::load(x.offset(k * s[1]))).store(o.offset(k * s[0]));
                 }
             }
         })
@@ -557,7 +628,7 @@ pub(crate) fn map_at_level<A: Element, O: Element>(
     level: Level,
     xs: &[A],
     stride: usize,
-    f: impl Fn(A) -> O,
+    f: impl Map1<A, O>,
 ) -> Vec<O> {
     assert!(level <= cpu::detected() && stride >= 1);
     let n = xs.len().div_ceil(stride);
@@ -567,10 +638,10 @@ pub(crate) fn map_at_level<A: Element, O: Element>(
     // `level` is one this CPU has (asserted).
     unsafe {
         if stride == 1 {
-            blocks1_on::<A, O, false>(level, o, 0, x, 0, n, &f)
+            blocks1_on::<A, O, false, true>(level, o, 0, x, 0, n, &f)
         } else {
             let sx = (stride * size_of::<A>()) as isize;
-            blocks1_on::<A, O, true>(level, o, size_of::<O>() as isize, x, sx, n, &f)
+            blocks1_on::<A, O, true, true>(level, o, size_of::<O>() as isize, x, sx, n, &f)
         }
     }
     out
@@ -656,9 +727,9 @@ mod tests {
             // first half at stride 2); `level` only up to what the CPU has.
             unsafe {
                 if strided {
-                    blocks1_on::<f32, f32, true>(level, op, 8, vp, 8, v.len() / 2, &f)
+                    blocks1_on::<f32, f32, true, true>(level, op, 8, vp, 8, v.len() / 2, &f)
                 } else {
-                    blocks1_on::<f32, f32, false>(level, op, 0, vp, 0, v.len(), &f)
+                    blocks1_on::<f32, f32, false, true>(level, op, 0, vp, 0, v.len(), &f)
                 }
             };
             o.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
@@ -703,7 +774,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(x.to_vec::<i64>().unwrap(), vec![5, 14, 23, 32, 41, 50]);
-        let e = unary_into(
+        let e = unary_into::<_, _, _, false>(
             "neg",
             Cost::Memory,
             &x.expand(&[2, 6]).unwrap(),

@@ -21,25 +21,25 @@ macro_rules! unary_kernel {
         dispatch!($a.dtype();
             int _I => arm!([$({
                 fn k<I: Int>($x: I) -> I { $int }
-                unary_into($op, $cost, $out, $a, k::<_I>)
+                unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, k::<_I>)
             })?] $op, $a.dtype());
             real _R => arm!([$({
                 fn k<R: Real>($x: R) -> R { $real }
-                unary_into($op, $cost, $out, $a, k::<_R>)
+                unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, k::<_R>)
             })?] $op, $a.dtype());
             half _H => half_arm!(
                 [$({
                     fn k<H: Half>($x: H) -> H { $half }
-                    unary_into($op, $cost, $out, $a, k::<_H>)
+                    unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, k::<_H>)
                 })?]
                 [$({
                     fn k<R: Real>($x: R) -> R { $real }
-                    unary_into($op, $cost, $out, $a, |v: _H| _H::down(k::<f32>(v.up())))
+                    unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, |v: _H| _H::down(k::<f32>(v.up())))
                 })?]
                 $op, $a.dtype());
             bool => arm!([$({
                 fn k($x: bool) -> bool { $b }
-                unary_into($op, $cost, $out, $a, k)
+                unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, k)
             })?] $op, $a.dtype()))
     };
     ($op:ident, $cost:expr, $out:ident, $a:ident;
@@ -47,24 +47,24 @@ macro_rules! unary_kernel {
         dispatch!($a.dtype();
             int _I => arm!([$({
                 fn k<I: Int>($x: I) -> bool { $int }
-                unary_into($op, $cost, $out, $a, k::<_I>)
+                unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, k::<_I>)
             })?] $op, $a.dtype());
             real _R => arm!([$({
                 fn k<R: Real>($x: R) -> bool { $real }
-                unary_into($op, $cost, $out, $a, k::<_R>)
+                unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, k::<_R>)
             })?] $op, $a.dtype());
             half _H => arm!([$({
                 fn k<R: Real>($x: R) -> bool { $real }
-                unary_into($op, $cost, $out, $a, |v: _H| k::<f32>(v.up()))
+                unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, |v: _H| k::<f32>(v.up()))
             })?] $op, $a.dtype());
             bool => arm!([$({
                 fn k($x: bool) -> bool { $b }
-                unary_into($op, $cost, $out, $a, k)
+                unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, k)
             })?] $op, $a.dtype()))
     };
     ($op:ident, $cost:expr, $out:ident, $a:ident; any_dtype |$x:ident| $e:expr;) => {{
         fn k<T: Element>($x: T) -> bool { $e }
-        with_dtype!($a.dtype(), T => unary_into($op, $cost, $out, $a, k::<T>))
+        with_dtype!($a.dtype(), T => unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, k::<T>))
     }};
 }
 
@@ -78,6 +78,9 @@ macro_rules! define_run_unary {
         /// A dtype the op has no kernel for, or the loop's own errors (a read-only or
         /// self-overlapping `out`, a borrow conflict).
         pub(crate) fn run_unary(kind: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
+            if let Some(done) = super::vector_math::run_with_fixup(kind, out, a) {
+                return done;
+            }
             let op = kind.name();
             match kind {
                 $( Unary::$Kind => unary_kernel!(op, Cost::$cost, out, a; $($k)*), )*

@@ -3,8 +3,8 @@
 //! The `*_f64g` cores take and return float64 with about 40 correct bits ("float32
 //! grade"): enough that the final rounding to float32 is the only visible one.
 
-use super::trig_table::TWO_OVER_PI_MOD4;
 use super::{horner, pow2, round_int};
+use crate::kernel::elementwise_loops::{Fixup, Map1, VectorFn};
 use crate::kernel::math::ERF_SERIES;
 use std::f64::consts::{
     FRAC_2_SQRT_PI, FRAC_PI_2, FRAC_PI_4, LN_2, LOG10_2, LOG10_E, LOG2_E, SQRT_2,
@@ -189,31 +189,25 @@ pub(crate) fn ln_1p(x: f32) -> f32 {
     }
 }
 
-/// The reduction of a float32 magnitude `ax` for the circular functions: `(θ, q)` with
-/// `ax = θ + q·π/2 (mod 2π)` and `|θ| ≤ π/4`, θ to about 2⁻⁵⁰ relative, for every finite
-/// `ax` (Payne–Hanek with the table of `trig_table.rs`; the worst float32 case lies about
-/// 2⁻²⁹ from a multiple of π/2, far above the table's 2⁻⁵⁸ truncation).
+/// π/2 in three parts: 24, 24 and 53 significant bits. For `k < 2²⁹` the products
+/// `k·P1` and `k·P2` are exact and so are the subtractions (Cody–Waite).
+const PIO2_1: f64 = f64::from_bits(0x3ff9_21fb_6000_0000);
+const PIO2_2: f64 = f64::from_bits(0xbe67_77a5_c000_0000);
+const PIO2_3: f64 = f64::from_bits(0xbcde_e59d_9cce_ba40);
+
+/// Below this magnitude [`reduce`] is exact enough (k < 2²⁹); above it, and for ±inf and
+/// NaN, the circular functions take their exact scalar form.
+const TRIG_FAST_MAX: f32 = 5.0e8;
+
+/// The reduction of a float32 `x` with `|x| ≤` [`TRIG_FAST_MAX`] for the circular
+/// functions: `(θ, q)` with `x = θ + q·π/2 (mod 2π)` and `|θ| ≤ π/4`, θ to about 2⁻⁵⁰
+/// relative (the float32 values below 5·10⁸ stay about 2⁻³⁰ away from multiples of π/2,
+/// far above the 2⁻⁷⁰ error of the three-part constant).
 #[inline(always)]
-fn reduce(ax: f32) -> (f64, i64) {
-    let bits = ax.to_bits();
-    let e = (bits >> 23) as usize;
-    let row = TWO_OVER_PI_MOD4[e.clamp(126, 254) - 126];
-    // ax = m·2ᴱ with the 24-bit integer m; m·cⱼ has at most 52 bits, so each product is
-    // exact, and so is each scaling by a power of two.
-    let m = ((bits & 0x007f_ffff) | 0x0080_0000) as f64;
-    let p0 = m * row[0] as f64 * (1.0 / 67_108_864.0); // 2⁻²⁶
-    let (n0f, n0) = round_int(p0);
-    // f0 ∈ [-½, ½] with bits down to 2⁻²⁶; m·c₁·2⁻⁵⁴ < ¼ with bits down to 2⁻⁵⁴: the sum
-    // rounds only when it is large (then harmlessly).
-    let s = (p0 - n0f) + m * row[1] as f64 * (1.0 / 18_014_398_509_481_984.0); // 2⁻⁵⁴
-    let (n1f, n1) = round_int(s);
-    let r = (s - n1f) + m * row[2] as f64 * (1.0 / 4_835_703_278_458_516_698_824_704.0); // 2⁻⁸²
-    let small = (ax as f64) <= FRAC_PI_4;
-    if small {
-        (ax as f64, 0)
-    } else {
-        (r * FRAC_PI_2, n0.wrapping_add(n1) & 3)
-    }
+fn reduce(x: f32) -> (f64, i64) {
+    let xd = x as f64;
+    let (kf, k) = round_int(xd * std::f64::consts::FRAC_2_PI);
+    (((xd - kf * PIO2_1) - kf * PIO2_2) - kf * PIO2_3, k & 3)
 }
 
 /// `(sin θ, cos θ)` for `|θ| ≤ π/4` (Taylor to θ¹¹ and θ¹²: below 2⁻³⁷ relative).
@@ -253,50 +247,102 @@ fn flip(v: f64, neg: bool) -> f64 {
     f64::from_bits(v.to_bits() ^ ((neg as u64) << 63))
 }
 
-/// Sine.
+/// The sine, cosine and tangent as vector functions (`kernel/elementwise_loops.rs`'s
+/// [`VectorFn`]): the fast form reduces in float64 by Cody–Waite below
+/// [`TRIG_FAST_MAX`]; beyond (and at ±inf, NaN) each element takes the C library's
+/// float64 function, rounded once (within 2⁻²⁸ ulp of exact: float64 carries 29 more bits).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Sin;
+/// See [`Sin`].
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Cos;
+/// See [`Sin`].
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Tan;
+
+impl VectorFn<f32> for Sin {
+    #[inline(always)]
+    fn fast(x: f32) -> f32 {
+        let (t, q) = reduce(x);
+        let (s, c) = sincos_poly(t);
+        let v = if q & 1 == 1 { c } else { s };
+        let v = flip(v, q & 2 != 0) as f32;
+        // ±0 keeps its sign (the polynomial's sum gives +0).
+        if x == 0.0 {
+            x
+        } else {
+            v
+        }
+    }
+    #[inline(always)]
+    fn rare(x: f32) -> bool {
+        !(x.abs() <= TRIG_FAST_MAX)
+    }
+    #[inline(always)]
+    fn exact(x: f32) -> f32 {
+        (x as f64).sin() as f32
+    }
+}
+
+impl VectorFn<f32> for Cos {
+    #[inline(always)]
+    fn fast(x: f32) -> f32 {
+        let (t, q) = reduce(x);
+        let (s, c) = sincos_poly(t);
+        // cos(θ + qπ/2) = sin(θ + (q + 1)π/2).
+        let q = q + 1;
+        let v = if q & 1 == 1 { c } else { s };
+        flip(v, q & 2 != 0) as f32
+    }
+    #[inline(always)]
+    fn rare(x: f32) -> bool {
+        !(x.abs() <= TRIG_FAST_MAX)
+    }
+    #[inline(always)]
+    fn exact(x: f32) -> f32 {
+        (x as f64).cos() as f32
+    }
+}
+
+impl VectorFn<f32> for Tan {
+    #[inline(always)]
+    fn fast(x: f32) -> f32 {
+        let (t, q) = reduce(x);
+        let (s, c) = sincos_poly(t);
+        // tan(θ + π/2) = −cos θ / sin θ; the period is π.
+        let v = (if q & 1 == 1 { -c / s } else { s / c }) as f32;
+        if x == 0.0 {
+            x
+        } else {
+            v
+        }
+    }
+    #[inline(always)]
+    fn rare(x: f32) -> bool {
+        !(x.abs() <= TRIG_FAST_MAX)
+    }
+    #[inline(always)]
+    fn exact(x: f32) -> f32 {
+        (x as f64).tan() as f32
+    }
+}
+
+/// Sine (one element; the block loops run [`Sin`] a block at a time).
 #[inline(always)]
 pub(crate) fn sin(x: f32) -> f32 {
-    let (t, q) = reduce(x.abs());
-    let (s, c) = sincos_poly(t);
-    let v = if q & 1 == 1 { c } else { s };
-    let v = flip(v, q & 2 != 0);
-    let v = flip(v, x.is_sign_negative()) as f32;
-    if x.is_finite() {
-        v
-    } else {
-        f32::NAN
-    }
+    Fixup(Sin).one(x)
 }
 
-/// Cosine.
+/// Cosine (one element; see [`sin`]).
 #[inline(always)]
 pub(crate) fn cos(x: f32) -> f32 {
-    let (t, q) = reduce(x.abs());
-    let (s, c) = sincos_poly(t);
-    // cos(θ + qπ/2) = sin(θ + (q + 1)π/2).
-    let q = q + 1;
-    let v = if q & 1 == 1 { c } else { s };
-    let v = flip(v, q & 2 != 0) as f32;
-    if x.is_finite() {
-        v
-    } else {
-        f32::NAN
-    }
+    Fixup(Cos).one(x)
 }
 
-/// Tangent.
+/// Tangent (one element; see [`sin`]).
 #[inline(always)]
 pub(crate) fn tan(x: f32) -> f32 {
-    let (t, q) = reduce(x.abs());
-    let (s, c) = sincos_poly(t);
-    // tan(θ + π/2) = −cos θ / sin θ; the period is π.
-    let v = if q & 1 == 1 { -c / s } else { s / c };
-    let v = flip(v, x.is_sign_negative()) as f32;
-    if x.is_finite() {
-        v
-    } else {
-        f32::NAN
-    }
+    Fixup(Tan).one(x)
 }
 
 /// Hyperbolic tangent.

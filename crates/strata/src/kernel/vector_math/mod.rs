@@ -10,7 +10,10 @@
 //!
 //! **float32** (`f32_math.rs`) computes in float64: the argument reduction and the
 //! polynomial then carry about 40 good bits, and the one rounding to float32 at the end
-//! gives results within 1 ulp (the tests in `accuracy_tests.rs` sweep every
+//! gives results within 1 ulp. `sin`, `cos`, `tan` reduce by a three-part π/2 below
+//! 5·10⁸ and take the C library's float64 function beyond: a block is computed in vector
+//! form, then its rare elements (if any) one by one ([`run_with_fixup`],
+//! `elementwise_loops::Fixup`) (the tests in `accuracy_tests.rs` sweep every
 //! function against the float64 C library, a higher-precision reference for float32, and
 //! assert the bound). Overflow and underflow come out of that final rounding for free.
 //!
@@ -24,12 +27,32 @@
 //! library call), and using it only where the CPU has it would make results depend on
 //! the CPU. So every level computes bit-identical results.
 
+use crate::error::Result;
+use crate::kernel::elementwise_loops::{unary_into, Fixup};
+use crate::ops::table::{Cost, Unary};
+use crate::{DType, Tensor};
+
 pub(crate) mod f32_math;
 pub(crate) mod f64_math;
-mod trig_table;
 
 #[cfg(test)]
 mod accuracy_tests;
+
+/// Runs the ops whose vector form needs a per-block fixup ([`VectorFn`]: float32 `sin`,
+/// `cos`, `tan`, whose cheap reduction holds below 5·10⁸) through that form; `None` for
+/// every other op and dtype, which the table's generated dispatch runs (`kernel/unary.rs`).
+pub(crate) fn run_with_fixup(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result<()>> {
+    if a.dtype() != DType::F32 || out.dtype() != DType::F32 {
+        return None;
+    }
+    let op = kind.name();
+    Some(match kind {
+        Unary::Sin => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, Fixup(f32_math::Sin)),
+        Unary::Cos => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, Fixup(f32_math::Cos)),
+        Unary::Tan => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, Fixup(f32_math::Tan)),
+        _ => return None,
+    })
+}
 
 /// `1.5·2⁵²`: adding it rounds a float64 of magnitude below 2⁵¹ to an integer (ties to
 /// even), which its low bits then hold.
