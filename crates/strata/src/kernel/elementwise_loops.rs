@@ -356,13 +356,13 @@ unsafe fn blocks1_on<A: Element, O: Element, const STRIDED: bool, const MATH: bo
             unsafe { body::<A, O, STRIDED>(o, so, x, sx, n, f) }
         }
         match level {
-            // SAFETY: the caller's contract; the CPU has the level's features.
             Level::Avx512 if MATH && A::VECTOR_MATH => {
-                return unsafe { on_avx512::<A, O, STRIDED>(o, so, x, sx, n, f) }
+                // SAFETY: the caller's contract; the CPU has the level's features.
+                return unsafe { on_avx512::<A, O, STRIDED>(o, so, x, sx, n, f) };
             }
-            // SAFETY: as above.
             Level::Avx2 | Level::Avx512 => {
-                return unsafe { on_avx2::<A, O, STRIDED>(o, so, x, sx, n, f) }
+                // SAFETY: as above.
+                return unsafe { on_avx2::<A, O, STRIDED>(o, so, x, sx, n, f) };
             }
             Level::Portable => {}
         }

@@ -71,8 +71,8 @@ fn sweep_f32(step: u32) -> Vec<f32> {
         1e38,
         16_777_216.0,
         105_414_350.0,
-        0.785_398_2,
-        0.785_398_1,
+        std::f32::consts::FRAC_PI_4,
+        f32::from_bits(std::f32::consts::FRAC_PI_4.to_bits() - 1),
         0.414_213_57,
         2.0,
         4.0,
@@ -337,7 +337,15 @@ fn float64_functions_are_within_their_bound_at_every_level() {
         xs.push(-s);
         xs.push(f64::from_bits(s.to_bits().wrapping_add(1)));
     }
-    for centre in [0.34657359f64, 0.5, 1.0, 0.7071, 1.4142, 40.0, 1e-5] {
+    for centre in [
+        0.346_573_59f64,
+        0.5,
+        1.0,
+        std::f64::consts::FRAC_1_SQRT_2,
+        std::f64::consts::SQRT_2,
+        40.0,
+        1e-5,
+    ] {
         for d in 0..3000 {
             let x = centre * (1.0 + (d as f64 - 1500.0) * 1e-6);
             xs.push(x);

@@ -276,7 +276,7 @@ impl VectorFn<f32> for Sin {
     }
     #[inline(always)]
     fn rare(x: f32) -> bool {
-        !(x.abs() <= TRIG_FAST_MAX)
+        x.abs() > TRIG_FAST_MAX || x.is_nan()
     }
     #[inline(always)]
     fn exact(x: f32) -> f32 {
@@ -296,7 +296,7 @@ impl VectorFn<f32> for Cos {
     }
     #[inline(always)]
     fn rare(x: f32) -> bool {
-        !(x.abs() <= TRIG_FAST_MAX)
+        x.abs() > TRIG_FAST_MAX || x.is_nan()
     }
     #[inline(always)]
     fn exact(x: f32) -> f32 {
@@ -319,7 +319,7 @@ impl VectorFn<f32> for Tan {
     }
     #[inline(always)]
     fn rare(x: f32) -> bool {
-        !(x.abs() <= TRIG_FAST_MAX)
+        x.abs() > TRIG_FAST_MAX || x.is_nan()
     }
     #[inline(always)]
     fn exact(x: f32) -> f32 {
