@@ -224,6 +224,8 @@ pub(crate) trait Real:
     fn tan(self) -> Self;
     /// Hyperbolic tangent.
     fn tanh(self) -> Self;
+    /// The logistic function `1 / (1 + e⁻ˣ)`.
+    fn sigmoid(self) -> Self;
     /// Round down.
     fn floor(self) -> Self;
     /// Round up.
@@ -298,6 +300,7 @@ macro_rules! real_impl {
             #[inline(always)] fn cos(self) -> Self { { use $vm as vm; vm::cos(self) } }
             #[inline(always)] fn tan(self) -> Self { { use $vm as vm; vm::tan(self) } }
             #[inline(always)] fn tanh(self) -> Self { { use $vm as vm; vm::tanh(self) } }
+            #[inline(always)] fn sigmoid(self) -> Self { { use $vm as vm; vm::sigmoid(self) } }
             #[inline(always)] fn floor(self) -> Self { $t::floor(self) }
             #[inline(always)] fn ceil(self) -> Self { $t::ceil(self) }
             #[inline(always)] fn round_even(self) -> Self { $t::round_ties_even(self) }

@@ -196,7 +196,7 @@ macro_rules! for_each_unary_op {
             Atanh atanh inplace(atanh_) rule(Float) cost(Math) kernel(same |x| real x.atanh(););
             /// The logistic function `1 / (1 + e⁻ˣ)`.
             Sigmoid sigmoid inplace(sigmoid_) rule(Float) cost(Math)
-                kernel(same |x| real R::ONE / (R::ONE + (-x).exp()););
+                kernel(same |x| real x.sigmoid(););
             /// GELU, PyTorch's default (erf) form: `x · ½ · (1 + erf(x/√2))`.
             Gelu gelu inplace(gelu_) rule(Float) cost(Math)
                 kernel(same |x| real x * R::HALF * (R::ONE + (x * R::SQRT1_2).erf()););

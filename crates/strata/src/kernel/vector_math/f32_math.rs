@@ -359,6 +359,19 @@ pub(crate) fn tanh(x: f32) -> f32 {
     }
 }
 
+/// The logistic function `1/(1 + e⁻ˣ)`, in float64 (so results that are float32
+/// subnormals, below x ≈ −87, still come out, where float32 arithmetic would overflow
+/// e⁻ˣ and give 0).
+#[inline(always)]
+pub(crate) fn sigmoid(x: f32) -> f32 {
+    let v = (1.0 / (1.0 + exp_f64g((-(x as f64)).clamp(-700.0, 700.0)))) as f32;
+    if x.is_nan() {
+        x
+    } else {
+        v
+    }
+}
+
 /// Hyperbolic sine.
 #[inline(always)]
 pub(crate) fn sinh(x: f32) -> f32 {

@@ -63,6 +63,12 @@ pub(crate) fn exp(x: f64) -> f64 {
     }
 }
 
+/// The logistic function `1/(1 + e⁻ˣ)`.
+#[inline(always)]
+pub(crate) fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + exp(-x))
+}
+
 /// `2ˣ` (exact at integers).
 #[inline(always)]
 pub(crate) fn exp2(x: f64) -> f64 {
