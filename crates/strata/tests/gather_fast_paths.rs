@@ -127,7 +127,9 @@ fn random_view(rng: &mut Rng, shape: &[usize], dt: DType, zeros: bool, nan: bool
     let len = (offset + hi + 1 + rng.below(3) as isize) as usize;
     // Few distinct values, so ties are common.
     let spread = 1 + rng.below(40) as i64;
-    let mut vals: Vec<f64> = (0..len).map(|_| rng.range(-spread, spread) as f64).collect();
+    let mut vals: Vec<f64> = (0..len)
+        .map(|_| rng.range(-spread, spread) as f64)
+        .collect();
     let float = matches!(dt, DType::F16 | DType::F32 | DType::F64);
     if float && nan {
         for v in vals.iter_mut() {
@@ -153,7 +155,9 @@ fn random_view(rng: &mut Rng, shape: &[usize], dt: DType, zeros: bool, nan: bool
         .unwrap()
         .to_dtype(dt)
         .unwrap();
-    let t = base.as_strided(shape, &strides, Some(offset as usize)).unwrap();
+    let t = base
+        .as_strided(shape, &strides, Some(offset as usize))
+        .unwrap();
     View {
         t,
         vals,
@@ -186,7 +190,8 @@ fn ints(t: &Tensor) -> Vec<i64> {
 }
 
 fn same(a: f64, b: f64) -> bool {
-    (a.is_nan() && b.is_nan()) || (a == b && a.is_sign_negative() == b.is_sign_negative())
+    (a.is_nan() && b.is_nan())
+        || (a == b && a.is_sign_negative() == b.is_sign_negative())
         || (a == 0.0 && b == 0.0)
 }
 
@@ -212,7 +217,11 @@ fn check_args(v: &View) -> Result<(), TestCaseError> {
     let all = v.elements();
     for max in [true, false] {
         if !all.is_empty() {
-            let got = if max { v.t.argmax(None, false) } else { v.t.argmin(None, false) };
+            let got = if max {
+                v.t.argmax(None, false)
+            } else {
+                v.t.argmin(None, false)
+            };
             let want = model_arg(&all, max).1;
             prop_assert_eq!(ints(&got.unwrap()), vec![want as i64], "all, max={}", max);
         }
@@ -220,7 +229,11 @@ fn check_args(v: &View) -> Result<(), TestCaseError> {
             if shape[d] == 0 {
                 continue;
             }
-            let got = if max { v.t.max_dim(d as i64, false) } else { v.t.min_dim(d as i64, false) };
+            let got = if max {
+                v.t.max_dim(d as i64, false)
+            } else {
+                v.t.min_dim(d as i64, false)
+            };
             let (vals, idx) = got.unwrap();
             let (vals, idx) = (values(&vals), ints(&idx));
             let mut out_shape = shape.clone();
@@ -272,7 +285,11 @@ fn check_gathers(rng: &mut Rng, v: &View) -> Result<(), TestCaseError> {
         if shape[d] == 0 {
             continue;
         }
-        let k = if rng.chance(1, 3) { EDGES[rng.below(EDGES.len())] } else { rng.below(9) };
+        let k = if rng.chance(1, 3) {
+            EDGES[rng.below(EDGES.len())]
+        } else {
+            rng.below(9)
+        };
         let ix = random_indices(rng, k, shape[d]);
         let got = values(&v.t.index_select(d as i64, &ix).unwrap());
         let mut out_shape = shape.clone();
@@ -289,19 +306,29 @@ fn check_gathers(rng: &mut Rng, v: &View) -> Result<(), TestCaseError> {
             prop_assert!(same(*a, *b), "index_select dim {d}: {a} vs {b}");
         }
         if d == 0 {
-            let got = values(&v.t.index(&[TensorIndex::tensor(index_tensor(&ix))]).unwrap());
+            let got = values(
+                &v.t.index(&[TensorIndex::tensor(index_tensor(&ix))])
+                    .unwrap(),
+            );
             prop_assert_eq!(got.len(), want.len());
             for (a, b) in got.iter().zip(&want) {
                 prop_assert!(same(*a, *b), "x[idx]: {a} vs {b}");
             }
         }
         // Out of range: the op, the value, the dim and the size in the error.
-        let bad = if rng.chance(1, 2) { shape[d] as i64 } else { -(shape[d] as i64) - 1 };
+        let bad = if rng.chance(1, 2) {
+            shape[d] as i64
+        } else {
+            -(shape[d] as i64) - 1
+        };
         let mut ix2 = ix.clone();
         ix2.insert(rng.below(ix.len() + 1), bad);
         let e = v.t.index_select(d as i64, &ix2).unwrap_err();
         prop_assert_eq!(e.kind(), ErrorKind::Index);
-        let text = format!("index {bad} is out of bounds for dimension {d} with size {}", shape[d]);
+        let text = format!(
+            "index {bad} is out of bounds for dimension {d} with size {}",
+            shape[d]
+        );
         prop_assert!(e.to_string().contains(&text), "{e}");
     }
     // take: flat positions.
@@ -316,7 +343,10 @@ fn check_gathers(rng: &mut Rng, v: &View) -> Result<(), TestCaseError> {
         }
         let e = v.t.take(&index_tensor(&[all.len() as i64])).unwrap_err();
         prop_assert_eq!(e.kind(), ErrorKind::Index);
-        prop_assert!(e.to_string().contains(&format!("index {}", all.len())), "{e}");
+        prop_assert!(
+            e.to_string().contains(&format!("index {}", all.len())),
+            "{e}"
+        );
     }
     // gather along every dim with an index no longer than the input off `dim`.
     for d in 0..nd {
@@ -324,7 +354,13 @@ fn check_gathers(rng: &mut Rng, v: &View) -> Result<(), TestCaseError> {
             continue;
         }
         let ishape: Vec<usize> = (0..nd)
-            .map(|k| if k == d { rng.below(6) } else { rng.below(shape[k] + 1) })
+            .map(|k| {
+                if k == d {
+                    rng.below(6)
+                } else {
+                    rng.below(shape[k] + 1)
+                }
+            })
             .collect();
         let ix = random_indices(rng, numel(&ishape), shape[d]);
         let it = Tensor::from_vec(ix.clone(), &ishape).unwrap();
@@ -377,7 +413,12 @@ fn check_masks(rng: &mut Rng, v: &View) -> Result<(), TestCaseError> {
             .unwrap()
     };
     let all = v.elements();
-    let want: Vec<f64> = all.iter().zip(&bits).filter(|(_, &b)| b).map(|(&x, _)| x).collect();
+    let want: Vec<f64> = all
+        .iter()
+        .zip(&bits)
+        .filter(|(_, &b)| b)
+        .map(|(&x, _)| x)
+        .collect();
     for m in [&mask, &mask_view] {
         for got in [
             v.t.index(&[TensorIndex::tensor(m.clone())]).unwrap(),
@@ -407,7 +448,11 @@ fn check_put(rng: &mut Rng, v: &View) -> Result<(), TestCaseError> {
     if shape[0] == 0 {
         return Ok(());
     }
-    let k = if rng.chance(1, 3) { EDGES[rng.below(EDGES.len())] } else { rng.below(9) };
+    let k = if rng.chance(1, 3) {
+        EDGES[rng.below(EDGES.len())]
+    } else {
+        rng.below(9)
+    };
     let ix = random_indices(rng, k, shape[0]);
     let rest: usize = numel(&shape[1..]);
     let src: Vec<f64> = (0..k * rest).map(|i| (i % 50) as f64).collect();
@@ -420,7 +465,8 @@ fn check_put(rng: &mut Rng, v: &View) -> Result<(), TestCaseError> {
         let r0 = wrap(i, shape[0]) * rest;
         want[r0..r0 + rest].copy_from_slice(&src[j * rest..(j + 1) * rest]);
     }
-    v.t.index_put_(&[TensorIndex::tensor(index_tensor(&ix))], &value).unwrap();
+    v.t.index_put_(&[TensorIndex::tensor(index_tensor(&ix))], &value)
+        .unwrap();
     let got = values(&v.t);
     let dt = v.t.dtype();
     for (a, b) in got.iter().zip(&want) {
@@ -485,17 +531,31 @@ fn long_runs_at_block_edges() {
             let mut x = vec![0.0f64; n];
             x[pos] = 5.0;
             x[n - 1 - pos / 2] = 5.0; // a tie later (or the same place)
-            let t = Tensor::from_vec(x.clone(), &[n]).unwrap().to_dtype(dt).unwrap();
+            let t = Tensor::from_vec(x.clone(), &[n])
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
             let want = model_arg(&x, true).1 as i64;
-            assert_eq!(ints(&t.argmax(None, false).unwrap()), vec![want], "{dt} at {pos}");
+            assert_eq!(
+                ints(&t.argmax(None, false).unwrap()),
+                vec![want],
+                "{dt} at {pos}"
+            );
             let neg: Vec<f64> = x.iter().map(|v| -v).collect();
             let t = Tensor::from_vec(neg, &[n]).unwrap().to_dtype(dt).unwrap();
-            assert_eq!(ints(&t.argmin(None, false).unwrap()), vec![want], "{dt} at {pos}");
+            assert_eq!(
+                ints(&t.argmin(None, false).unwrap()),
+                vec![want],
+                "{dt} at {pos}"
+            );
             if matches!(dt, DType::F32 | DType::F64 | DType::F16) {
                 let mut y = x.clone();
                 y[pos] = f64::NAN;
                 y[n - 1] = f64::NAN;
-                let t = Tensor::from_vec(y.clone(), &[n]).unwrap().to_dtype(dt).unwrap();
+                let t = Tensor::from_vec(y.clone(), &[n])
+                    .unwrap()
+                    .to_dtype(dt)
+                    .unwrap();
                 assert_eq!(ints(&t.argmax(None, false).unwrap()), vec![pos as i64]);
                 assert_eq!(ints(&t.argmin(None, false).unwrap()), vec![pos as i64]);
             }
@@ -505,7 +565,9 @@ fn long_runs_at_block_edges() {
     let m = 1 << 19;
     let src: Vec<i32> = (0..m as i32).collect();
     let t = Tensor::from_vec(src, &[m]).unwrap();
-    let ix: Vec<i64> = (0..m as i64).map(|i| (i * 7919) % m as i64 - (i % 2) * m as i64).collect();
+    let ix: Vec<i64> = (0..m as i64)
+        .map(|i| (i * 7919) % m as i64 - (i % 2) * m as i64)
+        .collect();
     let got = t.index(&[TensorIndex::tensor(index_tensor(&ix))]).unwrap();
     let want: Vec<i32> = ix.iter().map(|&i| wrap(i, m) as i32).collect();
     assert_eq!(got.to_vec::<i32>().unwrap(), want);
@@ -525,7 +587,10 @@ fn bad_inputs_are_clear_errors() {
     let fi = Tensor::from_vec(vec![0.0f32, 1.0], &[2]).unwrap();
     let e = x.take(&fi).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::DType);
-    assert!(e.to_string().contains("take") && e.to_string().contains("float32"), "{e}");
+    assert!(
+        e.to_string().contains("take") && e.to_string().contains("float32"),
+        "{e}"
+    );
     let e = x.gather(0, &fi.view(&[1, 2]).unwrap()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::DType);
     assert!(e.to_string().contains("gather"), "{e}");
@@ -540,7 +605,8 @@ fn bad_inputs_are_clear_errors() {
         .gather(1, &Tensor::from_vec(vec![4i64], &[1, 1]).unwrap())
         .unwrap_err();
     assert!(
-        e.to_string().contains("index 4 is out of bounds for dimension 1 with size 4"),
+        e.to_string()
+            .contains("index 4 is out of bounds for dimension 1 with size 4"),
         "{e}"
     );
     let e = x.masked_select(&x).unwrap_err();
@@ -556,9 +622,18 @@ fn bad_inputs_are_clear_errors() {
     // 0-d cases: take and gather of a 0-d index give 0-d results; masked_select broadcasts.
     let i0 = Tensor::scalar(-1i64);
     let r = x.take(&i0).unwrap();
-    assert_eq!((r.shape(), r.to_vec::<f32>().unwrap()), (&[][..], vec![11.0]));
+    assert_eq!(
+        (r.shape(), r.to_vec::<f32>().unwrap()),
+        (&[][..], vec![11.0])
+    );
     let s = Tensor::scalar(7.0f32);
-    assert_eq!(s.gather(0, &Tensor::scalar(0i64)).unwrap().to_vec::<f32>().unwrap(), vec![7.0]);
+    assert_eq!(
+        s.gather(0, &Tensor::scalar(0i64))
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap(),
+        vec![7.0]
+    );
     let r = s.masked_select(&m).unwrap();
     assert_eq!(r.to_vec::<f32>().unwrap(), vec![7.0, 7.0]);
 }

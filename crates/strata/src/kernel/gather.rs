@@ -234,7 +234,20 @@ fn run(
         accumulate(dst.dtype(), dp, sp, each);
         return Ok(());
     }
-    if fast_moves(mode, item, dp, sp, wl.offset(), bshape, b_strides, rest, w_rest, rest_strides, a_base, offs) {
+    if fast_moves(
+        mode,
+        item,
+        dp,
+        sp,
+        wl.offset(),
+        bshape,
+        b_strides,
+        rest,
+        w_rest,
+        rest_strides,
+        a_base,
+        offs,
+    ) {
         return Ok(());
     }
     // (destination, source) of a (walked, addressed) pair.

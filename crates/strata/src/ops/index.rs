@@ -525,12 +525,24 @@ impl Tensor {
         long_index(OP, index)?;
         if self.ndim() == 0 || index.ndim() == 0 {
             // PyTorch treats 0-d tensors as 1-D here.
-            let x = if self.ndim() == 0 { self.view(&[1])? } else { self.clone() };
-            let i = if index.ndim() == 0 { index.view(&[1])? } else { index.clone() };
+            let x = if self.ndim() == 0 {
+                self.view(&[1])?
+            } else {
+                self.clone()
+            };
+            let i = if index.ndim() == 0 {
+                index.view(&[1])?
+            } else {
+                index.clone()
+            };
             if x.ndim() == 1 && i.ndim() == 1 {
                 let out = x.gather(dim, &i)?;
                 let shape: Vec<i64> = index.shape().iter().map(|&n| n as i64).collect();
-                return if index.ndim() == 0 { out.view(&[]) } else { out.view(&shape) };
+                return if index.ndim() == 0 {
+                    out.view(&[])
+                } else {
+                    out.view(&shape)
+                };
             }
         }
         let nd = self.ndim();

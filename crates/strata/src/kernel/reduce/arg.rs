@@ -357,7 +357,9 @@ unsafe fn arg_in<T: Summable, const MAX: bool>(
         } else {
             let mut idx = vec![0usize; len];
             // SAFETY: as above.
-            unsafe { column_best_on::<T, MAX, usize>(level, base, sv, rs, rn, &mut best, &mut idx) };
+            unsafe {
+                column_best_on::<T, MAX, usize>(level, base, sv, rs, rn, &mut best, &mut idx)
+            };
             for jj in 0..len {
                 put(oe + (j0 + jj) as isize * svo, best[jj], idx[jj]);
             }
