@@ -92,7 +92,7 @@ pub(crate) fn add_index_offsets(
         // SAFETY: a contiguous layout's elements are the `numel` values from its offset,
         // inside its storage (L4), kept alive and unwritten by the borrow above.
         let p = unsafe { base.add(l.offset() * 8) };
-        if (p as usize) % align_of::<i64>() == 0 {
+        if (p as usize).is_multiple_of(align_of::<i64>()) {
             // SAFETY: as above; aligned, and any bit pattern is an `i64`.
             let ix = unsafe { std::slice::from_raw_parts(p.cast::<i64>(), offs.len()) };
             if offsets_in_range(offs, ix, size, stride) {
