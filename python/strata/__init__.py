@@ -167,7 +167,7 @@ clamp matmul mm mv bmm dot outer
 sum prod mean amax amin max min argmax argmin all any var std logsumexp cumsum cumprod
 """.split()
 
-_INDEX_FUNCTIONS = ["nonzero"]  # indexing ops (crates/strata/src/ops/index.rs)
+_INDEX_FUNCTIONS = ["nonzero", "take", "gather", "masked_select"]  # indexing ops (crates/strata/src/ops/index.rs)
 
 for _name in _FUNCTIONS + _INDEX_FUNCTIONS:
     globals()[_name] = _method(_name)

@@ -1005,6 +1005,24 @@ impl PyTensor {
         self.inner.index_select(dim, &ix).py().map(PyTensor::wrap)
     }
 
+    /// `take(index)`: the elements at flat positions `index` (PyTorch's `torch.take`).
+    fn take(&self, index: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let ix = tensor_arg(index)?;
+        self.inner.take(&ix).py().map(PyTensor::wrap)
+    }
+
+    /// `gather(dim, index)`: PyTorch's `torch.gather` (NumPy's `take_along_axis`).
+    fn gather(&self, dim: i64, index: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let ix = tensor_arg(index)?;
+        self.inner.gather(dim, &ix).py().map(PyTensor::wrap)
+    }
+
+    /// `masked_select(mask)`: the elements where `mask` is true, as a 1-D tensor.
+    fn masked_select(&self, mask: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let m = tensor_arg(mask)?;
+        self.inner.masked_select(&m).py().map(PyTensor::wrap)
+    }
+
     /// `nonzero()` → an `(n, ndim)` int64 tensor; `nonzero(as_tuple=True)` → one 1-D
     /// tensor per dim.
     #[pyo3(signature = (*, as_tuple=false))]

@@ -8,7 +8,7 @@
 //! broadcast index shape, and `r` runs over the dims no advanced entry covers.
 
 use crate::dtype::DType;
-use crate::error::{Error, Result};
+use crate::error::{try_vec, Error, Result};
 use crate::kernel::math::dispatch;
 use crate::kernel::walk;
 use crate::storage::borrow::acquire;
@@ -26,6 +26,15 @@ pub(crate) fn true_offsets(
     debug_assert_eq!(weights.len(), mask.ndim());
     let _g = acquire(op, &[(mask.storage(), false)])?;
     let base = mask.storage().data_ptr() as *const u8;
+    if let (true, Some(w)) = (
+        mask.layout().is_contiguous(),
+        flat_step(mask.shape(), weights),
+    ) {
+        // SAFETY: a contiguous layout's elements are the `numel` bytes from its offset,
+        // inside its storage (L4), kept alive and unwritten by the borrow above.
+        let bytes = unsafe { std::slice::from_raw_parts(base.add(mask.offset()), mask.numel()) };
+        return flat_true(op, bytes, w);
+    }
     // Two passes: count, then fill a vector of exactly that size (a mask may be an
     // expanded view of far more elements than memory holds; the count is what is kept).
     let l = mask.layout();
@@ -79,6 +88,19 @@ pub(crate) fn add_index_offsets(
         }
     };
     let l = index.layout();
+    if let (false, Some((_, size)), true) = (unsigned, bound, l.is_contiguous()) {
+        // SAFETY: a contiguous layout's elements are the `numel` values from its offset,
+        // inside its storage (L4), kept alive and unwritten by the borrow above.
+        let p = unsafe { base.add(l.offset() * 8) };
+        if (p as usize).is_multiple_of(align_of::<i64>()) {
+            // SAFETY: as above; aligned, and any bit pattern is an `i64`.
+            let ix = unsafe { std::slice::from_raw_parts(p.cast::<i64>(), offs.len()) };
+            if offsets_in_range(offs, ix, size, stride) {
+                return Ok(());
+            }
+            // Out of range: the element-wise loop below names the first bad index.
+        }
+    }
     let mut j = 0usize;
     let mut bad: Option<Error> = None;
     walk(l.shape(), [l.strides()], [l.offset()], |[p]| {
@@ -212,6 +234,22 @@ fn run(
         accumulate(dst.dtype(), dp, sp, each);
         return Ok(());
     }
+    if fast_moves(
+        mode,
+        item,
+        dp,
+        sp,
+        wl.offset(),
+        bshape,
+        b_strides,
+        rest,
+        w_rest,
+        rest_strides,
+        a_base,
+        offs,
+    ) {
+        return Ok(());
+    }
     // (destination, source) of a (walked, addressed) pair.
     let gather = mode == Mode::Gather;
     let pair = |w: usize, a: usize| if gather { (w, a) } else { (a, w) };
@@ -264,4 +302,331 @@ fn accumulate(dt: DType, dp: *mut u8, sp: *const u8, each: impl Fn(&mut dyn FnMu
         half H => add!(H, |x: H, y: H| H::from_f32(x.to_f32() + y.to_f32()));
         bool => add!(u8, |x: u8, y: u8| u8::from(x != 0 || y != 0));
     );
+}
+
+/// The element step `w` with `Σ coord·weights = flat·w` for every coordinate of `shape`
+/// (weights row-major contiguous up to the factor `w`; size-1 dims skipped), if any.
+pub(crate) fn flat_step(shape: &[usize], weights: &[isize]) -> Option<isize> {
+    let inner = shape
+        .iter()
+        .zip(weights)
+        .rev()
+        .find(|(&n, _)| n != 1)
+        .map_or(1, |(_, &w)| w);
+    let mut expected: isize = inner;
+    for (&n, &w) in shape.iter().zip(weights).rev() {
+        if n == 1 {
+            continue;
+        }
+        if w != expected {
+            return None;
+        }
+        expected = expected.checked_mul(isize::try_from(n).ok()?)?;
+    }
+    Some(inner)
+}
+
+/// Mask bytes per parallel chunk of [`flat_true`].
+const MASK_CHUNK: usize = 1 << 16;
+
+/// `flat·w` for every non-zero byte of `bytes` (at flat index `flat`), in order: a
+/// counting pass, then a branch-free compaction; in parallel chunks (counts, then prefix
+/// sums giving each chunk its place) for large masks.
+fn flat_true(op: &'static str, bytes: &[u8], w: isize) -> Result<Vec<isize>> {
+    let n = bytes.len();
+    let par = n >= crate::kernel::engine::PAR_MIN;
+    let chunks = n.div_ceil(MASK_CHUNK);
+    let counts: Vec<usize> = if par {
+        use rayon::prelude::*;
+        crate::kernel::pool::parallel(|_| {
+            (0..chunks)
+                .into_par_iter()
+                .map(|c| count_true(&bytes[c * MASK_CHUNK..((c + 1) * MASK_CHUNK).min(n)]))
+                .collect()
+        })
+    } else {
+        vec![count_true(bytes)]
+    };
+    let total: usize = counts.iter().sum();
+    let mut out: Vec<isize> = try_vec(op, total)?;
+    let dst = Shared(out.as_mut_ptr());
+    if par {
+        use rayon::prelude::*;
+        let mut starts = Vec::with_capacity(chunks);
+        let mut acc = 0usize;
+        for &c in &counts {
+            starts.push(acc);
+            acc += c;
+        }
+        crate::kernel::pool::parallel(|_| {
+            (0..chunks).into_par_iter().for_each(|c| {
+                let lo = c * MASK_CHUNK;
+                let part = &bytes[lo..(lo + MASK_CHUNK).min(n)];
+                // SAFETY: chunk `c` writes exactly its `counts[c]` slots from
+                // `starts[c]`, inside the `total` reserved; chunks write disjoint slots.
+                unsafe { compact(part, lo, w, dst.get().add(starts[c])) };
+            });
+        });
+    } else {
+        // SAFETY: `total` slots are reserved; `compact` writes exactly that many.
+        unsafe { compact(bytes, 0, w, dst.get()) };
+    }
+    // SAFETY: every slot below `total` was written above.
+    unsafe { out.set_len(total) };
+    Ok(out)
+}
+
+/// The non-zero bytes of `bytes`, counted in a pass that vectorises.
+fn count_true(bytes: &[u8]) -> usize {
+    bytes
+        .chunks(1 << 12)
+        .map(|c| c.iter().map(|&b| u32::from(b != 0)).sum::<u32>() as usize)
+        .sum()
+}
+
+/// Writes `(base + i)·w` for every non-zero `bytes[i]`, in order, to `out`; returns how
+/// many. Branch-free: every byte before the last non-zero one writes its slot and
+/// advances by its truth, so no write passes the final count; eight zero bytes at a time
+/// are skipped.
+///
+/// # Safety
+/// `out` must be valid for as many writes as `bytes` has non-zero bytes.
+unsafe fn compact(bytes: &[u8], base: usize, w: isize, out: *mut isize) -> usize {
+    let Some(last) = bytes.iter().rposition(|&b| b != 0) else {
+        return 0;
+    };
+    let mut k = 0usize;
+    let mut i = 0usize;
+    // Positions are valid offsets of a layout (the caller's mask), so `(base+i)·w` fits;
+    // wrapping arithmetic only keeps debug builds from checking it per element.
+    let pos = |i: usize| ((base + i) as isize).wrapping_mul(w);
+    // SAFETY: each write is at `k`, the count of non-zero bytes before `i < last`, so
+    // below the total (caller's contract).
+    unsafe {
+        while i + 8 <= last {
+            let word = u64::from_ne_bytes(bytes[i..i + 8].try_into().unwrap_or([0; 8]));
+            if word != 0 {
+                for j in 0..8 {
+                    *out.add(k) = pos(i + j);
+                    k += usize::from(bytes[i + j] != 0);
+                }
+            }
+            i += 8;
+        }
+        while i < last {
+            *out.add(k) = pos(i);
+            k += usize::from(bytes[i] != 0);
+            i += 1;
+        }
+        *out.add(k) = pos(last);
+    }
+    k + 1
+}
+
+/// The contiguous `i64` index fast path of [`add_index_offsets`]: one pass for the
+/// extremes, then, when every value is in `-size..size`, one that adds the wrapped
+/// values times `stride`. Returns false (having written nothing) when a value is out of
+/// range.
+fn offsets_in_range(offs: &mut [isize], ix: &[i64], size: usize, stride: isize) -> bool {
+    let Ok(n) = i64::try_from(size) else {
+        return false;
+    };
+    let (lo, hi) = ix
+        .chunks(1 << 12)
+        .map(|c| {
+            c.iter()
+                .fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v), b.max(v)))
+        })
+        .fold((i64::MAX, i64::MIN), |(a, b), (c, d)| (a.min(c), b.max(d)));
+    if !ix.is_empty() && (lo < -n || hi >= n) {
+        return false;
+    }
+    // In range: the wrapped value is a position along a dim of a valid view, so its
+    // offset and the sum with the other dims' offsets fit an `isize`.
+    for (o, &v) in offs.iter_mut().zip(ix) {
+        let wrapped = v + ((v >> 63) & n);
+        *o = o.wrapping_add((wrapped as isize).wrapping_mul(stride));
+    }
+    true
+}
+
+/// Walked elements from which a gather goes parallel.
+const GATHER_PAR: usize = 1 << 17;
+
+/// A pointer that rayon workers may share: the storages behind it are kept alive and
+/// borrowed by the caller for the whole call, and workers touch disjoint elements.
+#[derive(Clone, Copy)]
+struct Shared<P>(P);
+// SAFETY: see the type's doc.
+unsafe impl<P> Send for Shared<P> {}
+// SAFETY: as above.
+unsafe impl<P> Sync for Shared<P> {}
+impl<P: Copy> Shared<P> {
+    /// The pointer (a method, so closures capture the `Send` wrapper, not the field).
+    fn get(self) -> P {
+        self.0
+    }
+}
+
+/// Tight loops for the common layouts of [`run`]'s gathers and scatters (1, 2, 4 or 8
+/// byte elements, the walked side's index dims one arithmetic sequence, at most one rest
+/// dim): one element per index, or a row per index. Returns false, having done nothing,
+/// for other layouts.
+#[allow(clippy::too_many_arguments)]
+fn fast_moves(
+    mode: Mode,
+    item: usize,
+    dp: *mut u8,
+    sp: *const u8,
+    w_off: usize,
+    bshape: &[usize],
+    b_strides: &[isize],
+    rest: &[usize],
+    w_rest: &[isize],
+    a_rest: &[isize],
+    a_base: isize,
+    offs: &[isize],
+) -> bool {
+    if mode == Mode::Accumulate || !matches!(item, 1 | 2 | 4 | 8) {
+        return false;
+    }
+    let Some(bw) = flat_step(bshape, b_strides) else {
+        return false;
+    };
+    let gather = mode == Mode::Gather;
+    let (nr, wr, ar) = match rest {
+        [] => (1, 0, 0),
+        [n] => (*n, w_rest[0], a_rest[0]),
+        _ => return false,
+    };
+    let total = offs.len().saturating_mul(nr);
+    if total == 0 {
+        return true;
+    }
+    let g = Geo {
+        w_off: w_off as isize,
+        bw,
+        a_base,
+        nr,
+        wr,
+        ar,
+    };
+    let (dp, sp) = (Shared(dp), Shared(sp));
+    // Indices `[lo, hi)` of `offs`.
+    let part = |lo: usize, hi: usize| {
+        macro_rules! go {
+            ($n:literal) => {
+                // SAFETY: the positions are those of `run`'s walk (same layouts), each
+                // inside its storage, the two sides not overlapping (see `run`).
+                unsafe { moves::<$n>(gather, dp.get(), sp.get(), &g, &offs[lo..hi], lo) }
+            };
+        }
+        match item {
+            1 => go!(1),
+            2 => go!(2),
+            4 => go!(4),
+            _ => go!(8),
+        }
+    };
+    // Scatters stay serial: with repeated indices the last write must win.
+    if gather && total >= GATHER_PAR && offs.len() >= 2 {
+        use rayon::prelude::*;
+        crate::kernel::pool::parallel(|threads| {
+            let per = offs.len().div_ceil(threads * 4).max(1);
+            (0..offs.len().div_ceil(per))
+                .into_par_iter()
+                .for_each(|c| part(c * per, ((c + 1) * per).min(offs.len())));
+        });
+    } else {
+        part(0, offs.len());
+    }
+    true
+}
+
+/// Element positions of [`moves`]: index `j` and rest coordinate `r` are walked element
+/// `w_off + j·bw + r·wr` and addressed element `a_base + offs[j] + r·ar`.
+struct Geo {
+    w_off: isize,
+    bw: isize,
+    a_base: isize,
+    nr: usize,
+    wr: isize,
+    ar: isize,
+}
+
+/// The loops of [`fast_moves`] for `N`-byte elements over `offs`, indices `j0..` of the
+/// walked side. Rows go index by index when the walked rest dim is contiguous, else rest
+/// coordinate by rest coordinate (so the walked side streams).
+///
+/// # Safety
+/// Every position must be an element of its storage, the destination exclusively
+/// borrowed and not overlapping the source.
+#[inline(always)]
+unsafe fn moves<const N: usize>(
+    gather: bool,
+    dp: *mut u8,
+    sp: *const u8,
+    g: &Geo,
+    offs: &[isize],
+    j0: usize,
+) {
+    let (d, s) = (dp.cast::<[u8; N]>(), sp.cast::<[u8; N]>());
+    // Valid positions of valid layouts (see `run`): they fit an `isize`; wrapping only
+    // keeps debug builds from checking each one.
+    let w0 = g.w_off.wrapping_add((j0 as isize).wrapping_mul(g.bw));
+    let wpos = |j: usize| w0.wrapping_add((j as isize).wrapping_mul(g.bw));
+    let apos = |o: isize| g.a_base.wrapping_add(o);
+    // SAFETY: the caller's contract; unaligned for foreign memory.
+    unsafe {
+        let mv = |w: isize, a: isize| {
+            if gather {
+                d.offset(w).write_unaligned(s.offset(a).read_unaligned());
+            } else {
+                d.offset(a).write_unaligned(s.offset(w).read_unaligned());
+            }
+        };
+        if g.nr == 1 {
+            if gather && g.bw == 1 {
+                let d = d.offset(w0);
+                for (j, &o) in offs.iter().enumerate() {
+                    d.add(j).write_unaligned(s.offset(apos(o)).read_unaligned());
+                }
+            } else if !gather && g.bw == 1 {
+                let s = s.offset(w0);
+                for (j, &o) in offs.iter().enumerate() {
+                    d.offset(apos(o)).write_unaligned(s.add(j).read_unaligned());
+                }
+            } else {
+                for (j, &o) in offs.iter().enumerate() {
+                    mv(wpos(j), apos(o));
+                }
+            }
+            return;
+        }
+        let (nr, wr, ar) = (g.nr as isize, g.wr, g.ar);
+        if wr == 1 && ar == 1 {
+            for (j, &o) in offs.iter().enumerate() {
+                let (w, a) = (wpos(j), apos(o));
+                let (dst, src) = if gather {
+                    (d.offset(w), s.offset(a))
+                } else {
+                    (d.offset(a), s.offset(w))
+                };
+                std::ptr::copy_nonoverlapping(src.cast::<u8>(), dst.cast::<u8>(), g.nr * N);
+            }
+        } else if wr == 1 || wr == -1 {
+            for (j, &o) in offs.iter().enumerate() {
+                let (w, a) = (wpos(j), apos(o));
+                for r in 0..nr {
+                    mv(w + r * wr, a + r * ar);
+                }
+            }
+        } else {
+            for r in 0..nr {
+                for (j, &o) in offs.iter().enumerate() {
+                    mv(wpos(j) + r * wr, apos(o) + r * ar);
+                }
+            }
+        }
+    }
 }

@@ -408,6 +408,11 @@ impl Tensor {
         let total = n
             .checked_mul(nd)
             .ok_or_else(|| Error::overflow(OP, format!("{n} x {nd} coordinates")))?;
+        if nd == 1 {
+            // Flat indices are the coordinates.
+            let out: Vec<i64> = flat.into_iter().map(|f| f as i64).collect();
+            return Tensor::from_vec(out, &[n, 1]);
+        }
         let mut out: Vec<i64> = try_vec(OP, total)?;
         let mut coords: DimVec<i64> = DimVec::from_elem(0, nd);
         for f in flat {
@@ -454,6 +459,164 @@ impl Tensor {
         }
         index_put(OP, self, &along(d, index)?, src, false)?;
         Ok(self)
+    }
+}
+
+/// `index`'s dtype must be `int64` for `op` (PyTorch's rule for `take` and `gather`).
+fn long_index(op: &'static str, index: &Tensor) -> Result<()> {
+    if index.dtype() == DType::I64 {
+        return Ok(());
+    }
+    Err(Error::dtype(
+        op,
+        format!("expected an int64 tensor for index, got {}", index.dtype()),
+    ))
+}
+
+/// # Gathers
+impl Tensor {
+    /// The elements at flat (row-major) positions `index` of this tensor viewed as 1-D,
+    /// in a new tensor of `index`'s shape (PyTorch's `take`, NumPy's `take` without an
+    /// axis). Negative indices count from the end.
+    ///
+    /// ```
+    /// let x = strata::Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+    /// let i = strata::Tensor::from_vec(vec![3i64, 0, -1], &[3])?;
+    /// assert_eq!(x.take(&i)?.to_vec::<f32>()?, vec![4.0, 1.0, 4.0]);
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// An index that is not `int64` (a dtype error); one outside `-numel..numel` (an
+    /// index error naming it and the size).
+    pub fn take(&self, index: &Tensor) -> Result<Tensor> {
+        const OP: &str = "take";
+        long_index(OP, index)?;
+        let flat = self.reshape(&[-1])?;
+        let ix = if index.ndim() == 0 {
+            index.view(&[1])?
+        } else {
+            index.clone()
+        };
+        let out = self::index(OP, &flat, &[TensorIndex::tensor(ix)])?;
+        if index.ndim() == 0 {
+            return out.view(&[]);
+        }
+        Ok(out)
+    }
+
+    /// `out[i][j]… = self[…][index[i][j]…][…]` with the index replacing the coordinate of
+    /// `dim` (PyTorch's `gather`, NumPy's `take_along_axis`): a new tensor of `index`'s
+    /// shape. `index` has this tensor's number of dims and no dim longer than this
+    /// tensor's, except `dim`; negative indices count from the end.
+    ///
+    /// ```
+    /// let x = strata::Tensor::from_vec(vec![1i32, 2, 3, 4], &[2, 2])?;
+    /// let i = strata::Tensor::from_vec(vec![0i64, 0, 1, 0], &[2, 2])?;
+    /// assert_eq!(x.gather(1, &i)?.to_vec::<i32>()?, vec![1, 1, 4, 3]);
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A `dim` out of range; an index that is not `int64`, has another number of dims or
+    /// a longer dim than allowed; an index value outside `-size..size` of `dim`.
+    pub fn gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        const OP: &str = "gather";
+        long_index(OP, index)?;
+        if self.ndim() == 0 || index.ndim() == 0 {
+            // PyTorch treats 0-d tensors as 1-D here.
+            let x = if self.ndim() == 0 {
+                self.view(&[1])?
+            } else {
+                self.clone()
+            };
+            let i = if index.ndim() == 0 {
+                index.view(&[1])?
+            } else {
+                index.clone()
+            };
+            if x.ndim() == 1 && i.ndim() == 1 {
+                let out = x.gather(dim, &i)?;
+                let shape: Vec<i64> = index.shape().iter().map(|&n| n as i64).collect();
+                return if index.ndim() == 0 {
+                    out.view(&[])
+                } else {
+                    out.view(&shape)
+                };
+            }
+        }
+        let nd = self.ndim();
+        let d = wrap_dim(OP, dim, nd)?;
+        if index.ndim() != nd {
+            return Err(Error::index(
+                OP,
+                format!(
+                    "Index tensor must have the same number of dimensions as input tensor ({} vs {nd})",
+                    index.ndim()
+                ),
+            ));
+        }
+        for k in (0..nd).filter(|&k| k != d) {
+            if index.shape()[k] > self.shape()[k] {
+                return Err(Error::shape(
+                    OP,
+                    format!(
+                        "Size does not match at dimension {k} expected index {:?} to be no larger than self {:?} apart from dimension {d}",
+                        index.shape(),
+                        self.shape()
+                    ),
+                ));
+            }
+        }
+        let count = checked_numel(OP, index.shape())?;
+        // Offsets of the other dims' coordinates (each within this tensor's shape, so
+        // positions of its valid layout), then the index's along `dim`.
+        let mut weights: DimVec<isize> = DimVec::from_slice(self.strides());
+        weights[d] = 0;
+        let mut offs: Vec<isize> = try_vec(OP, count)?;
+        crate::kernel::walk(index.shape(), [&weights], [0], |[o]| offs.push(o as isize));
+        // backend seam
+        backend_of(OP, &[index])?.add_index_offsets(
+            OP,
+            &mut offs,
+            index,
+            Some((d, self.shape()[d])),
+            self.strides()[d],
+        )?;
+        let out = crate::kernel::plan::output_for(index.shape(), self.dtype(), &[])?;
+        // backend seam
+        backend_of(OP, &[&out, self])?.gather(OP, &out, nd, self, &[], &offs)?;
+        Ok(out)
+    }
+
+    /// The elements where `mask` (a `bool` tensor; the two broadcast together) is true,
+    /// row-major, in a new 1-D tensor (PyTorch's `masked_select`; NumPy's `a[mask]`).
+    ///
+    /// ```
+    /// let x = strata::Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+    /// let m = strata::Tensor::from_vec(vec![true, false], &[2])?;
+    /// assert_eq!(x.masked_select(&m)?.to_vec::<f32>()?, vec![1.0, 3.0]);
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A mask that is not `bool`; shapes that do not broadcast.
+    pub fn masked_select(&self, mask: &Tensor) -> Result<Tensor> {
+        const OP: &str = "masked_select";
+        if mask.dtype() != DType::Bool {
+            return Err(Error::dtype(
+                OP,
+                format!("expected a bool tensor for mask, got {}", mask.dtype()),
+            ));
+        }
+        let shape = broadcast_all(OP, &[self.shape(), mask.shape()])?;
+        if shape.is_empty() {
+            return self.view(&[1])?.masked_select(&mask.view(&[1])?);
+        }
+        let x = self.broadcast_to(&shape)?;
+        let m = mask.broadcast_to(&shape)?;
+        let out = self::index(OP, &x, &[TensorIndex::tensor(m)])?;
+        out.reshape(&[-1])
     }
 }
 

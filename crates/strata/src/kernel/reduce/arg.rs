@@ -8,9 +8,8 @@
 
 use rayon::prelude::*;
 
-use super::accumulators::{better_max, better_min, Extreme, Summable};
+use super::accumulators::{better_max, better_min, Summable};
 use super::geom::{count, in_bytes, out_bytes, sizes, Geom, Odometer};
-use super::run::fold_run;
 use super::run::Shared;
 use crate::dtype::Element;
 use crate::kernel::engine::par_from;
@@ -43,34 +42,143 @@ fn better<T: PartialOrd, const MAX: bool>(cand: T, best: T) -> bool {
 
 /// Best of `n ≥ 1` elements from `p` at byte stride `s`, with its index.
 ///
-/// Contiguous runs go block by block: a vectorised fold finds each block's extreme, and
-/// only a block that beats the best so far is searched for its first occurrence (which
-/// is then the answer so far: the sequential scan's result, exactly).
+/// Contiguous runs go block by block ([`scan_contig`], compiled for the CPU level):
+/// a branch-free fold finds each block's extreme, and only a block that beats the best
+/// so far is searched for its first occurrence (which is then the answer so far: the
+/// sequential scan's result, exactly).
 ///
 /// # Safety
 /// The `n` elements must be readable.
 #[inline(always)]
 unsafe fn scan<T: Summable, const MAX: bool>(p: *const u8, n: usize, s: isize) -> (T, usize) {
-    let isz = size_of::<T>();
     // SAFETY: element 0 and every `i·s`, `i < n`, are readable.
     unsafe {
-        if s != isz as isize || n < 2 * SCAN_BLOCK {
+        if s != size_of::<T>() as isize || n < CONTIG_MIN {
             return scan_plain::<T, MAX>(p, n, s);
         }
-        let op = Extreme::<T, MAX>::default();
+        scan_contig_on::<T, MAX>(crate::kernel::cpu::level(), p, n)
+    }
+}
+
+/// Runs shorter than this go through the plain scan.
+const CONTIG_MIN: usize = 2 * LANES;
+/// Accumulators of the block fold (a multiple of every vector width in elements).
+const LANES: usize = 32;
+
+/// [`scan_contig`], compiled for `level`.
+///
+/// # Safety
+/// As for [`scan_contig`]; `level` at most [`cpu::level`](crate::kernel::cpu::level).
+#[inline(always)]
+unsafe fn scan_contig_on<T: Summable, const MAX: bool>(
+    level: crate::kernel::cpu::Level,
+    p: *const u8,
+    n: usize,
+) -> (T, usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::kernel::cpu::Level;
+        #[target_feature(enable = "avx2,fma,f16c")]
+        unsafe fn on_avx2<T: Summable, const MAX: bool>(p: *const u8, n: usize) -> (T, usize) {
+            // SAFETY: the contract of `scan_contig_on`.
+            unsafe { scan_contig::<T, MAX>(p, n) }
+        }
+        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")]
+        unsafe fn on_avx512<T: Summable, const MAX: bool>(p: *const u8, n: usize) -> (T, usize) {
+            // SAFETY: the contract of `scan_contig_on`.
+            unsafe { scan_contig::<T, MAX>(p, n) }
+        }
+        match level {
+            // SAFETY: the caller's contract; the CPU has the level's features.
+            Level::Avx512 => return unsafe { on_avx512::<T, MAX>(p, n) },
+            // SAFETY: as above.
+            Level::Avx2 => return unsafe { on_avx2::<T, MAX>(p, n) },
+            Level::Portable => {}
+        }
+    }
+    let _ = level;
+    // SAFETY: the caller's contract.
+    unsafe { scan_contig::<T, MAX>(p, n) }
+}
+
+/// The extreme of `len` contiguous elements from `q` by a branch-free fold into
+/// [`LANES`] accumulators (NaNs skipped), and whether any element is NaN.
+///
+/// # Safety
+/// The `len` elements must be readable.
+#[inline(always)]
+unsafe fn block_extreme<T: Summable, const MAX: bool>(q: *const u8, len: usize) -> (T, bool) {
+    let isz = size_of::<T>();
+    let init = if MAX { T::lowest() } else { T::highest() };
+    let mut acc = [init; LANES];
+    let mut nan = [false; LANES];
+    let full = len / LANES * LANES;
+    let mut i = 0;
+    // SAFETY: every element read is one of the `len` (caller's contract).
+    unsafe {
+        while i < full {
+            for k in 0..LANES {
+                let x = T::load(q.add((i + k) * isz));
+                // `x > a` is false for a NaN `x`: NaNs are skipped here and flagged.
+                let t = if MAX { x > acc[k] } else { x < acc[k] };
+                acc[k] = if t { x } else { acc[k] };
+                #[allow(clippy::eq_op)]
+                let is_nan = x != x;
+                nan[k] |= is_nan;
+            }
+            i += LANES;
+        }
+        let mut m = acc[0];
+        let mut any_nan = nan.iter().fold(false, |a, &b| a | b);
+        for &a in &acc[1..] {
+            let t = if MAX { a > m } else { a < m };
+            m = if t { a } else { m };
+        }
+        while i < len {
+            let x = T::load(q.add(i * isz));
+            let t = if MAX { x > m } else { x < m };
+            m = if t { x } else { m };
+            #[allow(clippy::eq_op)]
+            let is_nan = x != x;
+            any_nan |= is_nan;
+            i += 1;
+        }
+        (m, any_nan)
+    }
+}
+
+/// The best of `n ≥ 1` contiguous elements and the index of its first occurrence, block
+/// by block: a block with a NaN ends the scan at its first NaN (a NaN wins and no later
+/// element beats it); a block whose extreme is strictly better than the best so far is
+/// searched for the extreme's first occurrence. Exactly the sequential scan's answer.
+///
+/// # Safety
+/// The `n` elements from `p` must be readable.
+#[inline(always)]
+unsafe fn scan_contig<T: Summable, const MAX: bool>(p: *const u8, n: usize) -> (T, usize) {
+    let isz = size_of::<T>();
+    // SAFETY: every element read is one of the `n` (caller's contract).
+    unsafe {
         let (mut best, mut bi) = (T::load(p), 0);
         let mut lo = 0;
         while lo < n {
             let len = SCAN_BLOCK.min(n - lo);
             let q = p.add(lo * isz);
-            let m: T = fold_run(&op, q, len, s);
-            if better::<T, MAX>(m, best) {
-                #[allow(clippy::eq_op)]
-                let nan = m != m;
+            let (m, nan) = block_extreme::<T, MAX>(q, len);
+            if nan {
                 for i in 0..len {
                     let x = T::load(q.add(i * isz));
                     #[allow(clippy::eq_op)]
-                    if x == m || (nan && x != x) {
+                    if x != x {
+                        return (x, lo + i);
+                    }
+                }
+            }
+            let t = if MAX { m > best } else { m < best };
+            if t {
+                for i in 0..len {
+                    let x = T::load(q.add(i * isz));
+                    if x == m {
                         best = x;
                         bi = lo + i;
                         break;
@@ -225,6 +333,7 @@ unsafe fn arg_in<T: Summable, const MAX: bool>(
     let si = in_bytes(outer, isz);
     let so = out_bytes(outer, 1);
     let nb = nv.div_ceil(VBLOCK);
+    let level = crate::kernel::cpu::level();
     let jobs = count(outer) * nb;
     let job = |j: usize| {
         let (po, bi) = (j / nb, j % nb);
@@ -241,14 +350,16 @@ unsafe fn arg_in<T: Summable, const MAX: bool>(
         if rn <= u32::MAX as usize {
             let mut idx = vec![0u32; len];
             // SAFETY: the rows of this block (caller's contract).
-            unsafe { column_best::<T, MAX, u32>(base, sv, rs, rn, &mut best, &mut idx) };
+            unsafe { column_best_on::<T, MAX, u32>(level, base, sv, rs, rn, &mut best, &mut idx) };
             for jj in 0..len {
                 put(oe + (j0 + jj) as isize * svo, best[jj], idx[jj] as usize);
             }
         } else {
             let mut idx = vec![0usize; len];
             // SAFETY: as above.
-            unsafe { column_best::<T, MAX, usize>(base, sv, rs, rn, &mut best, &mut idx) };
+            unsafe {
+                column_best_on::<T, MAX, usize>(level, base, sv, rs, rn, &mut best, &mut idx)
+            };
             for jj in 0..len {
                 put(oe + (j0 + jj) as isize * svo, best[jj], idx[jj]);
             }
@@ -276,6 +387,60 @@ impl RowIndex for usize {
     fn from_row(r: usize) -> Self {
         r
     }
+}
+
+/// [`column_best`], compiled for `level`.
+///
+/// # Safety
+/// As for [`column_best`]; `level` at most [`cpu::level`](crate::kernel::cpu::level).
+#[inline(always)]
+unsafe fn column_best_on<T: Summable, const MAX: bool, I: RowIndex>(
+    level: crate::kernel::cpu::Level,
+    base: *const u8,
+    sv: isize,
+    rs: isize,
+    rn: usize,
+    best: &mut [T],
+    idx: &mut [I],
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::kernel::cpu::Level;
+        #[target_feature(enable = "avx2,fma,f16c")]
+        unsafe fn on_avx2<T: Summable, const MAX: bool, I: RowIndex>(
+            base: *const u8,
+            sv: isize,
+            rs: isize,
+            rn: usize,
+            best: &mut [T],
+            idx: &mut [I],
+        ) {
+            // SAFETY: the contract of `column_best_on`.
+            unsafe { column_best::<T, MAX, I>(base, sv, rs, rn, best, idx) }
+        }
+        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")]
+        unsafe fn on_avx512<T: Summable, const MAX: bool, I: RowIndex>(
+            base: *const u8,
+            sv: isize,
+            rs: isize,
+            rn: usize,
+            best: &mut [T],
+            idx: &mut [I],
+        ) {
+            // SAFETY: the contract of `column_best_on`.
+            unsafe { column_best::<T, MAX, I>(base, sv, rs, rn, best, idx) }
+        }
+        match level {
+            // SAFETY: the caller's contract; the CPU has the level's features.
+            Level::Avx512 => return unsafe { on_avx512::<T, MAX, I>(base, sv, rs, rn, best, idx) },
+            // SAFETY: as above.
+            Level::Avx2 => return unsafe { on_avx2::<T, MAX, I>(base, sv, rs, rn, best, idx) },
+            Level::Portable => {}
+        }
+    }
+    let _ = level;
+    // SAFETY: the caller's contract.
+    unsafe { column_best::<T, MAX, I>(base, sv, rs, rn, best, idx) }
 }
 
 /// Updates `best`/`idx` (initialised from row 0) with rows `1..rn` of a block: row `r`

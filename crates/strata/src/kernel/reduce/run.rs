@@ -273,15 +273,6 @@ unsafe fn run_tree<O: ReduceOp>(
     fold_lanes(op, acc, 1)[0]
 }
 
-/// Folds a run serially (used by the arg-reductions for block extremes).
-///
-/// # Safety
-/// The `n` elements from `p` at byte stride `s` must be readable.
-pub(crate) unsafe fn fold_run<O: ReduceOp>(op: &O, p: *const u8, n: usize, s: isize) -> O::Acc {
-    // SAFETY: forwarded.
-    unsafe { run_tree(op, p, n, s, 0.0, false) }
-}
-
 /// Pairwise fold of one run into [`LANES`] accumulators, element `i` going to lane
 /// `i % LANES`: halves (at a multiple of [`LANES`], so lanes stay aligned) down to leaves
 /// folded by [`lanes`], combined lane by lane.
