@@ -438,7 +438,7 @@ fn ops_match_the_scalar_conversions() {
             let want_direct = scalar_narrow(dt, &e32.to_vec::<f32>().unwrap());
             assert_eq!(bits(&a.exp().unwrap()), want_direct, "{what}: exp");
             // In place on itself.
-            let c = a.contiguous().unwrap();
+            let c = a.contiguous_copy().unwrap();
             let before = c.to_dtype(DType::F32).unwrap().to_vec::<f32>().unwrap();
             c.add_(&c.clone()).unwrap();
             assert_eq!(bits(&c), scalar(dt, &before, |p| p + p), "{what}: c += c");

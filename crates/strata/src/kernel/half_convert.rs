@@ -158,8 +158,12 @@ pub fn f32_to_f16_bits(x: f32) -> u16 {
     let a = b & 0x7fff_ffff;
     let nan = 0x7e00 | ((a & 0x007f_ffff) >> 13);
     // Normal results: rebias, add half an ulp less one plus the kept lowest bit (ties to
-    // even), truncate; a carry out of the mantissa steps the exponent (up to inf).
-    let normal = (a.wrapping_sub(0x3800_0000) + 0x0fff + ((a >> 13) & 1)) >> 13;
+    // even), truncate; a carry out of the mantissa steps the exponent (up to inf). (Each
+    // form is computed for every input and selected after, so the others wrap.)
+    let normal = a
+        .wrapping_sub(0x3800_0000)
+        .wrapping_add(0x0fff + ((a >> 13) & 1))
+        >> 13;
     // Subnormal results (|x| < 2^-14): adding 0.5 rounds to a multiple of 2^-24 (to
     // nearest even, in the FPU); the low bits then count those units.
     let sub = (f32::from_bits(a) + 0.5)
@@ -191,7 +195,8 @@ pub fn bf16_bits_to_f32(h: u16) -> f32 {
 pub fn f32_to_bf16_bits(x: f32) -> u16 {
     let b = x.to_bits();
     let nan = (b >> 16) | 0x0040;
-    let rounded = (b + 0x7fff + ((b >> 16) & 1)) >> 16;
+    // (Wraps only for NaNs, which take the other branch.)
+    let rounded = b.wrapping_add(0x7fff + ((b >> 16) & 1)) >> 16;
     let r = if b & 0x7fff_ffff > 0x7f80_0000 {
         nan
     } else {
