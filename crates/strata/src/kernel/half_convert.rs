@@ -214,7 +214,7 @@ pub fn f64_to_f32_odd(x: f64) -> f32 {
     let r = x as f32;
     let back = r as f64;
     // NaN compares unequal, but is neither "inexact" nor rounded away.
-    let inexact = back != x && x == x;
+    let inexact = back != x && !x.is_nan();
     let away = back.abs() > x.abs();
     // `|r| > |x| ≥ 0` makes the magnitude bits non-zero: the step stays in the sign.
     let bits = r.to_bits() - (inexact && away) as u32;
