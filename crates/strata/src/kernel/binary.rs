@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::elementwise_loops::{binary_into, unary_into};
+use super::elementwise_loops::{binary_half_into, binary_into, unary_into};
 #[allow(unused_imports)] // The table's scalar functions use some of these.
 use super::math::{
     arm, dispatch, floor_div_int, floor_div_real, fmax_real, fmin_real, half_arm, heaviside_int,
@@ -43,7 +43,7 @@ macro_rules! binary_kernel {
                 })?]
                 [$({
                     fn k<R: Real>($a: R, $b: R) -> R { $real }
-                    binary_into($op, $cost, $out, $ta, $tb, |v: _H, w: _H| _H::down(k::<f32>(v.up(), w.up())))
+                    binary_half_into::<_H, _>($op, $cost, $out, $ta, $tb, k::<f32>)
                 })?]
                 $op, $ta.dtype());
             bool => arm!([$({

@@ -1,8 +1,10 @@
 //! Copy and cast between any two layouts and dtypes, on the engine.
 
+use super::cpu::{self, Level};
 use super::engine::{par_from, Loop, PAR_MIN};
+use super::half_convert::{f64_to_f32_odd, run_at, HalfBlock, BLOCK};
 use super::plan;
-use crate::dtype::Element;
+use crate::dtype::{DType, Element};
 use crate::error::Result;
 use crate::tensor::Tensor;
 use crate::with_dtype;
@@ -59,6 +61,9 @@ unsafe fn cast_run<D: Element, S: Element>(p: [*mut u8; 2], s: [isize; 2], len: 
     // SAFETY: the caller guarantees every offset `k·s[_]`, `k < len`, is a valid element
     // of its operand, in every branch below.
     unsafe {
+        if D::DTYPE != S::DTYPE && half_cast_run::<D, S>(p, s, len) {
+            return;
+        }
         if s[0] == ds && s[1] == ss {
             if D::DTYPE == S::DTYPE {
                 copy_bytes(i, o, len * ds as usize);
@@ -94,6 +99,156 @@ unsafe fn cast_run<D: Element, S: Element>(p: [*mut u8; 2], s: [isize; 2], len: 
             }
         }
     }
+}
+
+/// Casts between a half type (`f16`, `bf16`) and `f32`/`f64` a block at a time through
+/// the vector conversions of `kernel/half_convert.rs` (any strides); false, doing
+/// nothing, when `(S, D)` is not such a pair. Decided at compile time: the other casts
+/// compile to nothing here.
+///
+/// # Safety
+/// As for [`cast_run`].
+#[inline(always)]
+unsafe fn half_cast_run<D: Element, S: Element>(
+    p: [*mut u8; 2],
+    s: [isize; 2],
+    len: usize,
+) -> bool {
+    use half::{bf16, f16};
+    let level = cpu::level();
+    // SAFETY: forwarded to the caller; `level` is what the CPU has.
+    unsafe {
+        match (S::DTYPE, D::DTYPE) {
+            (DType::F16, DType::F32 | DType::F64) => {
+                widen_run::<f16>(level, p, s, len, D::DTYPE == DType::F64)
+            }
+            (DType::BF16, DType::F32 | DType::F64) => {
+                widen_run::<bf16>(level, p, s, len, D::DTYPE == DType::F64)
+            }
+            (DType::F32 | DType::F64, DType::F16) => {
+                narrow_run::<f16>(level, p, s, len, S::DTYPE == DType::F64)
+            }
+            (DType::F32 | DType::F64, DType::BF16) => {
+                narrow_run::<bf16>(level, p, s, len, S::DTYPE == DType::F64)
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// `len` halves `H` from `p[1]` widened to `f32` (or `f64` with `to_f64`) at `p[0]`,
+/// at byte strides `s`, in blocks compiled for `level`.
+///
+/// # Safety
+/// As for [`cast_run`]; `level` at most [`cpu::detected`].
+#[inline(always)]
+unsafe fn widen_run<H: HalfBlock>(
+    level: Level,
+    p: [*mut u8; 2],
+    s: [isize; 2],
+    len: usize,
+    to_f64: bool,
+) {
+    let (o, i) = (p[0], p[1] as *const u8);
+    let body = |level: Level| {
+        let mut tmp = [H::default(); BLOCK];
+        let mut v = [0f32; BLOCK];
+        let dsz: isize = if to_f64 { 8 } else { 4 };
+        let mut k = 0;
+        while k < len {
+            let m = (len - k).min(BLOCK);
+            let kk = k as isize;
+            // SAFETY: elements `k..k + m` of both runs (caller).
+            unsafe {
+                let x = i.offset(kk * s[1]);
+                if s[1] == 2 {
+                    H::widen(level, x, v.as_mut_ptr(), m);
+                } else {
+                    for (e, t) in tmp[..m].iter_mut().enumerate() {
+                        *t = H::load(x.offset(e as isize * s[1]));
+                    }
+                    H::widen(level, tmp.as_ptr().cast(), v.as_mut_ptr(), m);
+                }
+                let y = o.offset(kk * s[0]);
+                match (to_f64, s[0] == dsz) {
+                    (false, true) => {
+                        std::ptr::copy_nonoverlapping(v.as_ptr().cast::<u8>(), y, m * 4)
+                    }
+                    (false, false) => {
+                        for (e, x) in v[..m].iter().enumerate() {
+                            x.store(y.offset(e as isize * s[0]));
+                        }
+                    }
+                    (true, _) => {
+                        for (e, x) in v[..m].iter().enumerate() {
+                            (*x as f64).store(y.offset(e as isize * s[0]));
+                        }
+                    }
+                }
+            }
+            k += m;
+        }
+    };
+    // SAFETY: the caller's contract.
+    unsafe { run_at(level, &body) }
+}
+
+/// `len` `f32`s (or `f64`s with `from_f64`, correctly rounded through round-to-odd
+/// `f32`s) from `p[1]` narrowed to halves `H` at `p[0]`, at byte strides `s`, in blocks
+/// compiled for `level`.
+///
+/// # Safety
+/// As for [`cast_run`]; `level` at most [`cpu::detected`].
+#[inline(always)]
+unsafe fn narrow_run<H: HalfBlock>(
+    level: Level,
+    p: [*mut u8; 2],
+    s: [isize; 2],
+    len: usize,
+    from_f64: bool,
+) {
+    let (o, i) = (p[0], p[1] as *const u8);
+    let body = |level: Level| {
+        let mut tmp = [H::default(); BLOCK];
+        let mut v = [0f32; BLOCK];
+        let mut k = 0;
+        while k < len {
+            let m = (len - k).min(BLOCK);
+            let kk = k as isize;
+            // SAFETY: elements `k..k + m` of both runs (caller).
+            unsafe {
+                let x = i.offset(kk * s[1]);
+                let src: *const f32 = match (from_f64, s[1] == 4) {
+                    (false, true) => x.cast(),
+                    (false, false) => {
+                        for (e, t) in v[..m].iter_mut().enumerate() {
+                            *t = f32::load(x.offset(e as isize * s[1]));
+                        }
+                        v.as_ptr()
+                    }
+                    (true, _) => {
+                        for (e, t) in v[..m].iter_mut().enumerate() {
+                            *t = f64_to_f32_odd(f64::load(x.offset(e as isize * s[1])));
+                        }
+                        v.as_ptr()
+                    }
+                };
+                let y = o.offset(kk * s[0]);
+                if s[0] == 2 {
+                    H::narrow(level, src, y, m);
+                } else {
+                    H::narrow(level, src, tmp.as_mut_ptr().cast(), m);
+                    for (e, t) in tmp[..m].iter().enumerate() {
+                        t.store(y.offset(e as isize * s[0]));
+                    }
+                }
+            }
+            k += m;
+        }
+    };
+    // SAFETY: the caller's contract.
+    unsafe { run_at(level, &body) }
 }
 
 /// Runs the cast kernel over a copy loop.

@@ -647,6 +647,266 @@ pub(crate) fn map_at_level<A: Element, O: Element>(
     out
 }
 
+// Half precision (`f16`, `bf16`) through `f32` blocks: the half arms of the unary and
+// binary ops (`kernel/unary.rs`, `kernel/binary.rs`) widen a block of inputs with the
+// vector conversions of `kernel/half_convert.rs`, run the op's `f32` function over the
+// block (vector code, compiled per CPU level) and narrow the block back, instead of
+// converting element by element.
+
+use super::half_convert::{run_at, HalfBlock, BLOCK as HALF_BLOCK};
+
+/// Widens `m` halves at `x + i·sx` (`i < m`; `sx` in bytes) into `v`: straight from
+/// memory when contiguous, else gathered into `tmp` first.
+///
+/// # Safety
+/// The `m` elements must be readable; `m` at most [`HALF_BLOCK`]; `level` at most
+/// [`cpu::detected`].
+#[inline(always)]
+unsafe fn half_load<H: HalfBlock>(
+    level: Level,
+    x: *const u8,
+    sx: isize,
+    m: usize,
+    tmp: &mut [H; HALF_BLOCK],
+    v: &mut [f32; HALF_BLOCK],
+) {
+    // SAFETY: the caller's contract; `tmp` and `v` hold `m` elements.
+    unsafe {
+        if sx == 2 {
+            H::widen(level, x, v.as_mut_ptr(), m);
+        } else {
+            for (i, t) in tmp[..m].iter_mut().enumerate() {
+                *t = H::load(x.offset(i as isize * sx));
+            }
+            H::widen(level, tmp.as_ptr().cast(), v.as_mut_ptr(), m);
+        }
+    }
+}
+
+/// Narrows `v[..m]` to the halves at `o + i·so`: straight to memory when contiguous,
+/// else through `tmp`.
+///
+/// # Safety
+/// The `m` elements must be writable; `m` at most [`HALF_BLOCK`]; `level` at most
+/// [`cpu::detected`].
+#[inline(always)]
+unsafe fn half_store<H: HalfBlock>(
+    level: Level,
+    o: *mut u8,
+    so: isize,
+    m: usize,
+    tmp: &mut [H; HALF_BLOCK],
+    v: &[f32; HALF_BLOCK],
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        if so == 2 {
+            H::narrow(level, v.as_ptr(), o, m);
+        } else {
+            H::narrow(level, v.as_ptr(), tmp.as_mut_ptr().cast(), m);
+            for (i, t) in tmp[..m].iter().enumerate() {
+                t.store(o.offset(i as isize * so));
+            }
+        }
+    }
+}
+
+/// `out[k·so] = f(x[k·sx])` over `n` halves computed in `f32` (byte strides, any of them
+/// 0 or negative), a block at a time, compiled for `level`. A block is read whole before
+/// it is written, so an output identical to its input is fine.
+///
+/// # Safety
+/// `o + k·so` writable and `x + k·sx` readable for `k < n`; an input element and an
+/// output element are disjoint or identical; `level` at most [`cpu::detected`].
+pub(crate) unsafe fn half_map1<H: HalfBlock>(
+    level: Level,
+    o: *mut u8,
+    so: isize,
+    x: *const u8,
+    sx: isize,
+    n: usize,
+    f: &impl Fn(f32) -> f32,
+) {
+    let body = |level: Level| {
+        let mut tmp = [H::default(); HALF_BLOCK];
+        let mut v = [0f32; HALF_BLOCK];
+        let mut k = 0;
+        while k < n {
+            let m = (n - k).min(HALF_BLOCK);
+            let kk = k as isize;
+            // SAFETY: elements `k..k + m` of the runs (caller).
+            unsafe { half_load(level, x.offset(kk * sx), sx, m, &mut tmp, &mut v) };
+            // The whole block (a fixed trip count, so vector code); lanes past `m` hold
+            // earlier values and are not stored.
+            for e in v.iter_mut() {
+                *e = f(*e);
+            }
+            // SAFETY: as above.
+            unsafe { half_store(level, o.offset(kk * so), so, m, &mut tmp, &v) };
+            k += m;
+        }
+    };
+    // SAFETY: the caller's contract.
+    unsafe { run_at(level, &body) }
+}
+
+/// As [`half_map1`] for two inputs: `out[k·so] = f(x[k·sx], y[k·sy])`; a stride-0 input
+/// is widened once.
+///
+/// # Safety
+/// As for [`half_map1`], for both inputs.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn half_map2<H: HalfBlock>(
+    level: Level,
+    o: *mut u8,
+    so: isize,
+    x: *const u8,
+    sx: isize,
+    y: *const u8,
+    sy: isize,
+    n: usize,
+    f: &impl Fn(f32, f32) -> f32,
+) {
+    let body = |level: Level| {
+        let mut tmp = [H::default(); HALF_BLOCK];
+        let (mut a, mut b, mut r) = ([0f32; HALF_BLOCK], [0f32; HALF_BLOCK], [0f32; HALF_BLOCK]);
+        // A broadcast input fills its block once.
+        let one = |p: *const u8| {
+            let mut v = [0f32; 1];
+            // SAFETY: a stride-0 input is one readable element (caller).
+            unsafe { H::widen(level, p, v.as_mut_ptr(), 1) };
+            v[0]
+        };
+        if sx == 0 && n > 0 {
+            a = [one(x); HALF_BLOCK];
+        }
+        if sy == 0 && n > 0 {
+            b = [one(y); HALF_BLOCK];
+        }
+        let mut k = 0;
+        while k < n {
+            let m = (n - k).min(HALF_BLOCK);
+            let kk = k as isize;
+            // SAFETY: elements `k..k + m` of the runs (caller).
+            unsafe {
+                if sx != 0 {
+                    half_load(level, x.offset(kk * sx), sx, m, &mut tmp, &mut a);
+                }
+                if sy != 0 {
+                    half_load(level, y.offset(kk * sy), sy, m, &mut tmp, &mut b);
+                }
+            }
+            for ((r, x), y) in r.iter_mut().zip(a.iter()).zip(b.iter()) {
+                *r = f(*x, *y);
+            }
+            // SAFETY: as above.
+            unsafe { half_store(level, o.offset(kk * so), so, m, &mut tmp, &r) };
+            k += m;
+        }
+    };
+    // SAFETY: the caller's contract.
+    unsafe { run_at(level, &body) }
+}
+
+/// `out[i] = f(a[i])` for a half dtype `H`, computed in `f32` a block at a time (see
+/// [`half_map1`]), with `a` broadcast to `out`'s shape: [`unary_into`] for the half arms
+/// of the ops that compute through their `f32` function.
+pub(crate) fn unary_half_into<H, F>(
+    op: &'static str,
+    cost: Cost,
+    out: &Tensor,
+    a: &Tensor,
+    f: F,
+) -> Result<()>
+where
+    H: HalfBlock,
+    F: Fn(f32) -> f32 + Sync,
+{
+    if let Some((n, [false])) = flat(out, H::DTYPE, [(a, H::DTYPE)]) {
+        out.check_write(op)?;
+        let g = borrow_for(op, out, [a])?;
+        // Pointers are read under the borrows (S3).
+        let (o, x) = (first(out), first(a));
+        if flat_disjoint(o, n, 2, x, n, 2) {
+            out.storage().bump_version();
+            // SAFETY: as in `unary_into`'s flat path.
+            unsafe { half_map1::<H>(cpu::level(), o, 2, x, 2, n, &f) };
+            return Ok(());
+        }
+        drop(g);
+    }
+    let ([a], [la]) = prepare(op, out, H::DTYPE, [(a, H::DTYPE)])?;
+    let _g = borrow_for_write(op, out, [&a])?;
+    let lp = Loop::new(
+        out.shape(),
+        [
+            (out.layout(), 2, out.storage().data_ptr()),
+            (&la, 2, a.storage().data_ptr()),
+        ],
+    );
+    let level = cpu::level();
+    // SAFETY: as in `unary_into`: the loop's runs lie inside the borrowed storages, `a` is
+    // disjoint from `out`, identical, or staged; `level` is what the CPU has.
+    unsafe {
+        lp.run(par_from(is_math(cost), &[crate::DType::F32]), |p, s, n| {
+            half_map1::<H>(level, p[0], s[0], p[1], s[1], n, &f)
+        })
+    };
+    Ok(())
+}
+
+/// `out[i] = f(a[i], b[i])` for a half dtype `H`, computed in `f32` a block at a time
+/// (see [`half_map2`]), with `a` and `b` broadcast to `out`'s shape: [`binary_into`] for
+/// the half arms of the ops that compute through their `f32` function.
+pub(crate) fn binary_half_into<H, F>(
+    op: &'static str,
+    cost: Cost,
+    out: &Tensor,
+    a: &Tensor,
+    b: &Tensor,
+    f: F,
+) -> Result<()>
+where
+    H: HalfBlock,
+    F: Fn(f32, f32) -> f32 + Sync,
+{
+    if let Some((n, one @ ([false, _] | [_, false]))) =
+        flat(out, H::DTYPE, [(a, H::DTYPE), (b, H::DTYPE)])
+    {
+        out.check_write(op)?;
+        let g = borrow_for(op, out, [a, b])?;
+        // Pointers are read under the borrows (S3).
+        let (o, x, y) = (first(out), first(a), first(b));
+        let len = |one: bool| if one { 1 } else { n };
+        if flat_disjoint(o, n, 2, x, len(one[0]), 2) && flat_disjoint(o, n, 2, y, len(one[1]), 2) {
+            out.storage().bump_version();
+            let st = |one: bool| if one { 0 } else { 2 };
+            // SAFETY: as in `binary_into`'s flat path.
+            unsafe { half_map2::<H>(cpu::level(), o, 2, x, st(one[0]), y, st(one[1]), n, &f) };
+            return Ok(());
+        }
+        drop(g);
+    }
+    let ([a, b], [la, lb]) = prepare(op, out, H::DTYPE, [(a, H::DTYPE), (b, H::DTYPE)])?;
+    let _g = borrow_for_write(op, out, [&a, &b])?;
+    let lp = Loop::new(
+        out.shape(),
+        [
+            (out.layout(), 2, out.storage().data_ptr()),
+            (&la, 2, a.storage().data_ptr()),
+            (&lb, 2, b.storage().data_ptr()),
+        ],
+    );
+    let level = cpu::level();
+    // SAFETY: as in `binary_into`.
+    unsafe {
+        lp.run(par_from(is_math(cost), &[crate::DType::F32]), |p, s, n| {
+            half_map2::<H>(level, p[0], s[0], p[1], s[1], p[2], s[2], n, &f)
+        })
+    };
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

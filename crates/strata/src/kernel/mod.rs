@@ -11,6 +11,7 @@ pub(crate) mod elementwise_loops;
 pub(crate) mod engine;
 pub(crate) mod fill;
 pub(crate) mod gather;
+pub mod half_convert;
 pub(crate) mod math;
 pub(crate) mod matmul;
 pub mod plan;

@@ -13,8 +13,6 @@
 //! blocks to copy an elementwise op's transposed inputs into per-thread scratch, then
 //! runs the op's own kernel row by row. Other strides fall back to the row kernel.
 
-use super::cpu::{self, Level};
-
 /// Calls `row(ptrs, ls, len)` once for each of the tile's `rows` rows.
 fn each_row<const N: usize>(
     p: [*mut u8; N],
@@ -274,14 +272,32 @@ impl Tile {
     }
 
     /// Copies a rectangle of the tile: in line-wide register blocks where the CPU has
-    /// AVX2 or AVX-512 (`kernel/cpu.rs`) and elements are 4 or 8 bytes, the rest in
+    /// AVX2 or AVX-512 (`kernel/cpu.rs`) and elements are 2, 4 or 8 bytes, the rest in
     /// 16-byte blocks and element by element; streamed stores are fenced at the end.
     ///
     /// # Safety
     /// The rectangle must lie inside a valid tile.
     unsafe fn copy(&self, tr: std::ops::Range<usize>, lr: std::ops::Range<usize>) {
+        use crate::kernel::cpu::{self, Level};
         let level = cpu::level();
-        if matches!(self.item, 4 | 8) && level >= Level::Avx2 {
+        if self.item == 2 && level >= Level::Avx2 {
+            // 2-byte elements in blocks as wide as the 4-byte ones: 32×32 (64-byte rows)
+            // with AVX-512, 16×16 (32-byte rows) with AVX2.
+            let b = if level == Level::Avx512 { 32 } else { 16 };
+            let t_end = tr.start + (tr.len() - tr.len() % b);
+            let l_end = lr.start + (lr.len() - lr.len() % b);
+            // SAFETY: the CPU has the level's features (`cpu::level`); the three pieces
+            // partition the rectangle, which lies inside the tile (caller).
+            unsafe {
+                if b == 32 {
+                    x86::wide2_avx512(self, tr.start..t_end, lr.start..l_end);
+                } else {
+                    x86::wide2_avx2(self, tr.start..t_end, lr.start..l_end);
+                }
+                self.direct(tr.start..t_end, l_end..lr.end);
+                self.direct(t_end..tr.end, lr);
+            }
+        } else if matches!(self.item, 4 | 8) && level >= Level::Avx2 {
             let b = 64 / self.item;
             let t_end = tr.start + (tr.len() - tr.len() % b);
             let l_end = lr.start + (lr.len() - lr.len() % b);
@@ -425,13 +441,143 @@ mod x86 {
         });
     }
 
+    /// Copies the rectangle `tr × lr` of `t` (2-byte elements) in 16×16 blocks of 32-byte
+    /// rows ([`block16x2`]), in the order of [`Tile::blocks`](super::Tile::blocks); with
+    /// `t.stream`, a block whose output rows are 32-byte aligned stores them
+    /// non-temporally.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2; `t.item` is 2; the rectangle must lie inside a valid tile
+    /// and its sides be multiples of 16.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub(super) unsafe fn wide2_avx2(
+        t: &super::Tile,
+        tr: std::ops::Range<usize>,
+        lr: std::ops::Range<usize>,
+    ) {
+        let aligned = t.os % 32 == 0;
+        t.blocks(tr, lr, 16, |o, i| {
+            let nt = t.stream && aligned && (o as usize).is_multiple_of(32);
+            // SAFETY: the block lies inside the rectangle (caller); AVX2 is there.
+            unsafe { block16x2(o, t.os, i, t.is, nt) }
+        });
+    }
+
+    /// As [`wide2_avx2`] in 32×32 blocks (each input and output row one 64-byte line, as
+    /// the 4-byte [`wide4`] blocks), each copied as its four 16×16 quarters with the AVX2
+    /// code ([`block16x2`]), compiled with AVX-512 enabled.
+    ///
+    /// # Safety
+    /// The CPU must have AVX-512 (F, BW, DQ, VL) and AVX2; `t.item` is 2; the rectangle
+    /// must lie inside a valid tile and its sides be multiples of 32.
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")]
+    pub(super) unsafe fn wide2_avx512(
+        t: &super::Tile,
+        tr: std::ops::Range<usize>,
+        lr: std::ops::Range<usize>,
+    ) {
+        let aligned = t.os % 32 == 0;
+        t.blocks(tr, lr, 32, |o, i| {
+            for (dt, dl) in [(0isize, 0isize), (0, 16), (16, 0), (16, 16)] {
+                // Output rows `dt..dt + 16`, columns `dl..dl + 16` of the block: input
+                // rows `dl..`, columns `dt..`.
+                let o = o.wrapping_offset(dt * t.os + dl * 2);
+                let i = i.wrapping_offset(dl * t.is + dt * 2);
+                let nt = t.stream && aligned && (o as usize).is_multiple_of(32);
+                // SAFETY: the quarter lies inside the block, inside the rectangle
+                // (caller); AVX2 is there.
+                unsafe { block16x2(o, t.os, i, t.is, nt) }
+            }
+        });
+    }
+
+    /// Transposes a 16×16 block of 2-byte elements: input rows at `i + k·is`, output rows
+    /// at `o + k·os`, 32 bytes each. The 8×8 network of [`block8x2`] runs on both 128-bit
+    /// halves of the registers at once (the unpack instructions work within each half),
+    /// once for input rows 0-7 and once for 8-15; output row `c < 8` is then the low
+    /// halves of the two results' row `c`, output row `8 + c` their high halves.
+    ///
+    /// # Safety
+    /// Each of the 32 rows must be valid (input readable, output writable, 32-byte aligned
+    /// with `nt`); AVX2.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn block16x2(o: *mut u8, os: isize, i: *const u8, is: isize, nt: bool) {
+        // SAFETY: the loads read the block's input rows (caller).
+        let r: [__m256i; 16] = std::array::from_fn(|k| unsafe {
+            _mm256_loadu_si256(i.wrapping_offset(k as isize * is).cast())
+        });
+        let lo = net8x2(&r[..8]);
+        let hi = net8x2(&r[8..]);
+        for c in 0..8 {
+            let (x, y) = (lo[c], hi[c]);
+            // SAFETY: output rows `c` and `8 + c` of the block (caller).
+            unsafe {
+                st32(o, os, c, _mm256_permute2x128_si256::<0x20>(x, y), nt);
+                st32(o, os, 8 + c, _mm256_permute2x128_si256::<0x31>(x, y), nt);
+            }
+        }
+    }
+
+    /// The 8×8 transpose network of [`block8x2`] on the two 128-bit halves of eight
+    /// 256-bit rows: result `c` holds, in each half, column `c` of that half's 8×8 block.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    fn net8x2(r: &[__m256i]) -> [__m256i; 8] {
+        // Pairs of 16-bit lanes, then 32-bit pairs, then 64-bit halves (as `block8x2`).
+        let a: [__m256i; 8] = std::array::from_fn(|k| {
+            let (x, y) = (r[2 * (k / 2)], r[2 * (k / 2) + 1]);
+            if k % 2 == 0 {
+                _mm256_unpacklo_epi16(x, y)
+            } else {
+                _mm256_unpackhi_epi16(x, y)
+            }
+        });
+        let b: [__m256i; 8] = std::array::from_fn(|k| {
+            let half = k / 4;
+            let hi_cols = (k / 2) % 2;
+            let (x, y) = (a[4 * half + hi_cols], a[4 * half + 2 + hi_cols]);
+            if k % 2 == 0 {
+                _mm256_unpacklo_epi32(x, y)
+            } else {
+                _mm256_unpackhi_epi32(x, y)
+            }
+        });
+        std::array::from_fn(|c| {
+            let (x, y) = (b[c / 2], b[4 + c / 2]);
+            if c % 2 == 0 {
+                _mm256_unpacklo_epi64(x, y)
+            } else {
+                _mm256_unpackhi_epi64(x, y)
+            }
+        })
+    }
+
+    /// Stores `v` to the 32 bytes at `p + k·s`, non-temporally if `nt`.
+    ///
+    /// # Safety
+    /// Those bytes must be writable; with `nt`, 32-byte aligned; AVX.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn st32(p: *mut u8, s: isize, k: usize, v: __m256i, nt: bool) {
+        let p = p.wrapping_offset(k as isize * s).cast();
+        // SAFETY: forwarded to the caller.
+        unsafe {
+            if nt {
+                _mm256_stream_si256(p, v)
+            } else {
+                _mm256_storeu_si256(p, v)
+            }
+        }
+    }
+
     /// As [`wide`] with AVX2: each 64-byte row of a line-wide block moves as two 32-byte
     /// halves, the block as four 8×8 (4-byte) or 4×4 (8-byte) register transposes whose
     /// output halves land side by side, so every output line is still written whole.
     ///
     /// # Safety
     /// The CPU must have AVX2; otherwise as for [`wide`].
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma,f16c")]
     pub(super) unsafe fn wide_avx2(
         t: &super::Tile,
         tr: std::ops::Range<usize>,
@@ -463,24 +609,6 @@ mod x86 {
         });
     }
 
-    /// Stores `v` to the 32 bytes at `p + k·s`, non-temporally if `nt`.
-    ///
-    /// # Safety
-    /// Those bytes must be writable; with `nt`, 32-byte aligned; AVX2.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn st32(p: *mut u8, s: isize, k: usize, v: __m256i, nt: bool) {
-        let p = p.wrapping_offset(k as isize * s).cast();
-        // SAFETY: forwarded to the caller.
-        unsafe {
-            if nt {
-                _mm256_stream_si256(p, v)
-            } else {
-                _mm256_storeu_si256(p, v)
-            }
-        }
-    }
-
     /// Transposes an 8×8 block of 4-byte elements, rows of 32 bytes (input rows at
     /// `i + k·is`, output rows at `o + k·os`).
     ///
@@ -488,7 +616,7 @@ mod x86 {
     /// Each of the 16 rows must be valid (input readable, output writable, 32-byte aligned
     /// with `nt`); AVX2.
     #[inline]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn half4(o: *mut u8, os: isize, i: *const u8, is: isize, nt: bool) {
         // SAFETY: the loads read the block's input rows (caller).
         let r: [__m256i; 8] = std::array::from_fn(|k| unsafe {
@@ -529,7 +657,7 @@ mod x86 {
     /// # Safety
     /// As for [`half4`], with 8 rows.
     #[inline]
-    #[target_feature(enable = "avx2")]
+    #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn half8(o: *mut u8, os: isize, i: *const u8, is: isize, nt: bool) {
         // SAFETY: the loads read the block's input rows (caller).
         let r: [__m256i; 4] = std::array::from_fn(|k| unsafe {

@@ -3,7 +3,7 @@
 //! table's scalar function, monomorphised for that dtype; the op layer
 //! (`ops/elementwise.rs`) has already applied the dtype rule and allocated `out`.
 
-use super::elementwise_loops::unary_into;
+use super::elementwise_loops::{unary_half_into, unary_into};
 #[allow(unused_imports)] // The table's scalar functions use some of these.
 use super::math::{arm, dispatch, half_arm, not_implemented, sign_real, Half, Int, Real};
 use crate::dtype::Element;
@@ -34,7 +34,7 @@ macro_rules! unary_kernel {
                 })?]
                 [$({
                     fn k<R: Real>($x: R) -> R { $real }
-                    unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, |v: _H| _H::down(k::<f32>(v.up())))
+                    unary_half_into::<_H, _>($op, $cost, $out, $a, k::<f32>)
                 })?]
                 $op, $a.dtype());
             bool => arm!([$({

@@ -10,7 +10,10 @@ use std::marker::PhantomData;
 
 use half::{bf16, f16};
 
+use super::run::{AuxLanes, LANES};
 use crate::dtype::Element;
+use crate::kernel::cpu::{self, Level};
+use crate::kernel::half_convert::{run_at, HalfBlock, BLOCK};
 
 /// An accumulator type: `i64` (wrapping, like PyTorch's integer sums), `f32` or `f64`.
 pub(crate) trait Num: Copy + Send + Sync + PartialOrd + 'static {
@@ -86,6 +89,13 @@ pub(crate) trait Summable: Element + PartialOrd {
     fn lowest() -> Self;
     /// The largest value (+∞ for floats).
     fn highest() -> Self;
+    /// Into the accumulator, from the element's value as `f32` (exact for the float types,
+    /// whose half-precision blocks the drivers widen with vector conversions: see
+    /// [`ReduceOp::WIDEN`]).
+    #[inline(always)]
+    fn acc_wide(x: f32) -> Self::Acc {
+        Self::from_f64(x as f64).acc()
+    }
 }
 
 macro_rules! int_summable {
@@ -158,6 +168,10 @@ macro_rules! float_summable {
             }
             fn highest() -> Self {
                 <$t>::INFINITY
+            }
+            #[inline(always)]
+            fn acc_wide(x: f32) -> $acc {
+                x as $acc
             }
         }
     )*};
@@ -250,6 +264,96 @@ pub(crate) trait ReduceOp: Sync {
     fn combine(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
     /// The output from the folded accumulator of `n` elements.
     fn finish(&self, a: Self::Acc, n: usize, aux: f64) -> Self::Out;
+    /// True when [`ReduceOp::map_wide`] is `map` without the widening: the horizontal
+    /// driver then widens blocks of `f16`/`bf16` inputs to `f32` with the vector
+    /// conversions of `kernel/half_convert.rs` ([`lanes_half`]) instead of converting
+    /// each element in `map`.
+    const WIDEN: bool = false;
+    /// [`ReduceOp::map`] of an input element given as its `f32` value (exact for the half
+    /// types).
+    #[inline(always)]
+    fn map_wide(&self, x: f32, aux: Self::Aux) -> Self::Acc {
+        self.map(Self::In::from_f64(x as f64), aux)
+    }
+}
+
+/// [`lanes`](super::run) for half-precision inputs of a [`ReduceOp::WIDEN`] op: `n`
+/// elements from `p` at byte stride `s` into [`LANES`] accumulators (element `i` into
+/// lane `i % LANES`, as there), widened a block at a time with the vector conversions
+/// and folded in `f32`, in code compiled for the CPU level.
+///
+/// # Safety
+/// The `n` elements must be readable; `O::In` is `f16` or `bf16`.
+pub(super) unsafe fn lanes_half<O: ReduceOp>(
+    op: &O,
+    p: *const u8,
+    n: usize,
+    s: isize,
+    aux: &AuxLanes<O>,
+) -> [O::Acc; LANES] {
+    // SAFETY: forwarded; the widening reads the elements as the dtype's bits.
+    unsafe {
+        if O::In::DTYPE == crate::DType::F16 {
+            lanes_widened::<O, f16>(op, p, n, s, aux)
+        } else {
+            lanes_widened::<O, bf16>(op, p, n, s, aux)
+        }
+    }
+}
+
+/// [`lanes_half`] with the half type `H` whose bits `O::In` holds.
+///
+/// # Safety
+/// As for [`lanes_half`].
+#[inline(always)]
+unsafe fn lanes_widened<O: ReduceOp, H: HalfBlock>(
+    op: &O,
+    p: *const u8,
+    n: usize,
+    s: isize,
+    aux: &AuxLanes<O>,
+) -> [O::Acc; LANES] {
+    let result = std::cell::Cell::new([op.identity(); LANES]);
+    let body = |level: Level| {
+        let mut acc = [op.identity(); LANES];
+        let mut tmp = [H::default(); BLOCK];
+        let mut v = [0f32; BLOCK];
+        let mut k = 0;
+        while k < n {
+            let m = (n - k).min(BLOCK);
+            // SAFETY: elements `k..k + m` of the run (caller).
+            unsafe {
+                let x = p.offset(k as isize * s);
+                if s == 2 {
+                    H::widen(level, x, v.as_mut_ptr(), m);
+                } else {
+                    for (e, t) in tmp[..m].iter_mut().enumerate() {
+                        *t = H::load(x.offset(e as isize * s));
+                    }
+                    H::widen(level, tmp.as_ptr().cast(), v.as_mut_ptr(), m);
+                }
+            }
+            // `k` is a multiple of BLOCK, itself a multiple of LANES: element `k + i`
+            // goes to lane `i % LANES`.
+            if m == BLOCK {
+                for c in v.chunks_exact(LANES) {
+                    for (j, a) in acc.iter_mut().enumerate() {
+                        *a = op.combine(*a, op.map_wide(c[j], aux[j]));
+                    }
+                }
+            } else {
+                for (i, x) in v[..m].iter().enumerate() {
+                    let j = i % LANES;
+                    acc[j] = op.combine(acc[j], op.map_wide(*x, aux[j]));
+                }
+            }
+            k += m;
+        }
+        result.set(acc);
+    };
+    // SAFETY: the caller's contract; `cpu::level` is what the CPU has.
+    unsafe { run_at(cpu::level(), &body) };
+    result.get()
 }
 
 /// `sum`.
@@ -280,6 +384,11 @@ impl<T: Summable> ReduceOp for Sum<T> {
     fn finish(&self, a: T::Acc, _: usize, _: f64) -> T::Out {
         T::out(a)
     }
+    const WIDEN: bool = true;
+    #[inline(always)]
+    fn map_wide(&self, x: f32, _: ()) -> T::Acc {
+        T::acc_wide(x)
+    }
 }
 
 /// `prod`.
@@ -309,6 +418,11 @@ impl<T: Summable> ReduceOp for Prod<T> {
     #[inline(always)]
     fn finish(&self, a: T::Acc, _: usize, _: f64) -> T::Out {
         T::out(a)
+    }
+    const WIDEN: bool = true;
+    #[inline(always)]
+    fn map_wide(&self, x: f32, _: ()) -> T::Acc {
+        T::acc_wide(x)
     }
 }
 
@@ -342,6 +456,11 @@ impl<T: Summable> ReduceOp for Mean<T> {
         // Divide the accumulator itself: a half sum would overflow before the division
         // (PyTorch: f16 mean = cast to f32, sum, divide, cast back).
         T::from_f64(a.to_f64() / n as f64)
+    }
+    const WIDEN: bool = true;
+    #[inline(always)]
+    fn map_wide(&self, x: f32, _: ()) -> T::Acc {
+        T::acc_wide(x)
     }
 }
 

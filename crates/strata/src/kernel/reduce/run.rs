@@ -349,6 +349,10 @@ unsafe fn lanes<O: ReduceOp>(
     s: isize,
     aux: &AuxLanes<O>,
 ) -> [O::Acc; LANES] {
+    if O::WIDEN && matches!(O::In::DTYPE, crate::DType::F16 | crate::DType::BF16) {
+        // SAFETY: forwarded; the input is a half type.
+        return unsafe { super::accumulators::lanes_half(op, p, n, s, aux) };
+    }
     let isz = size_of::<O::In>();
     let mut acc = [op.identity(); LANES];
     let full = n / LANES;

@@ -1,0 +1,495 @@
+//! Block conversions between the half types (`f16`, `bf16`) and `f32`/`f64`.
+//!
+//! Half precision is stored in 16 bits and computed in `f32`: every half kernel
+//! (elementwise ops, casts, reductions) widens a block of elements, works in `f32`, and
+//! narrows the result. Done one element at a time through `half`'s scalar conversions
+//! that costs a CPU-feature check and a call per element (30x PyTorch's time for an f16
+//! `a + b`); done a block at a time here it is a few vector instructions per 8 or 16
+//! elements:
+//!
+//! - `f16`, at [`Level::Avx2`]: F16C (`vcvtph2ps` / `vcvtps2ph`, round to nearest even),
+//!   8 lanes; at [`Level::Avx512`] the AVX-512F forms, 16 lanes (the tail of a block goes
+//!   through the AVX2 code). At [`Level::Portable`] a branch-free bit manipulation the
+//!   compiler vectorises.
+//! - `bf16`: a branch-free bit manipulation at every level (the upper half of an `f32`,
+//!   rounded to nearest even), compiled inside the callers' per-level copies so it runs
+//!   as AVX2 / AVX-512 code there.
+//!
+//! Every path gives the bits `half`'s own scalar conversions give (`f16::from_f32`,
+//! `to_f32`, `bf16::from_f32`, `to_f32`), NaN payloads included: a NaN keeps the top of
+//! its payload and is made quiet, subnormals are exact, values past the largest finite
+//! half round to ±inf, ties go to even. `crates/strata/tests/half_vector.rs` checks each
+//! level against them (every `f16` bit pattern; dense sweeps and the special values of
+//! `f32`).
+//!
+//! `f64` goes through `f32`: widening is exact twice; narrowing first rounds to `f32`
+//! *to odd* (truncate, then set the last bit when inexact), which makes the second
+//! rounding give the correctly rounded half of the `f64` (the `f32` keeps more than two
+//! extra bits), as NumPy's `float64 → float16` does. (`half`'s `f16::from_f64` rounds
+//! twice on an F16C machine and truncates the `f64` first without one.)
+//!
+//! Why not `half`'s slice conversions (`HalfFloatSliceExt::convert_from_f32_slice` and
+//! friends): they do use F16C when the CPU has it, detected at runtime, but through a
+//! call per 8 elements into a function that copies each chunk to and from a stack array,
+//! and never with AVX-512; they cannot be inlined into a caller's AVX2 loop, where the
+//! conversion must sit beside the `f32` work it feeds for that work to stay in
+//! registers; and their `bf16` and `f64` conversions are scalar per element. The
+//! functions here are `#[inline]` into the callers' per-level copies instead.
+
+use half::{bf16, f16};
+
+use super::cpu::{self, Level};
+
+/// Elements per block of the half kernels' working arrays (`f32` blocks of 256 bytes).
+pub const BLOCK: usize = 64;
+
+/// A half type with block conversions to and from `f32`.
+pub trait HalfBlock: crate::dtype::Element {
+    /// Widens `n` elements from `src` to `f32`s at `dst` at CPU level `level`.
+    ///
+    /// # Safety
+    /// `src` readable for `n` elements, `dst` writable for `n` `f32`s (any alignment);
+    /// `level` at most [`cpu::detected`].
+    unsafe fn widen(level: Level, src: *const u8, dst: *mut f32, n: usize);
+
+    /// Narrows `n` `f32`s from `src` to elements at `dst` (round to nearest even).
+    ///
+    /// # Safety
+    /// As for [`HalfBlock::widen`], the other way round.
+    unsafe fn narrow(level: Level, src: *const f32, dst: *mut u8, n: usize);
+}
+
+impl HalfBlock for f16 {
+    #[inline(always)]
+    unsafe fn widen(level: Level, src: *const u8, dst: *mut f32, n: usize) {
+        let src = src.cast::<u16>();
+        // SAFETY: the caller's contract; each level's code only where the CPU has it.
+        unsafe {
+            #[cfg(target_arch = "x86_64")]
+            match level {
+                Level::Avx512 => return x86::f16_to_f32_avx512(src, dst, n),
+                Level::Avx2 => return x86::f16_to_f32_avx2(src, dst, n),
+                Level::Portable => {}
+            }
+            let _ = level;
+            for k in 0..n {
+                dst.add(k)
+                    .write_unaligned(f16_bits_to_f32(src.add(k).read_unaligned()));
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn narrow(level: Level, src: *const f32, dst: *mut u8, n: usize) {
+        let dst = dst.cast::<u16>();
+        // SAFETY: as in `widen`.
+        unsafe {
+            #[cfg(target_arch = "x86_64")]
+            match level {
+                Level::Avx512 => return x86::f32_to_f16_avx512(src, dst, n),
+                Level::Avx2 => return x86::f32_to_f16_avx2(src, dst, n),
+                Level::Portable => {}
+            }
+            let _ = level;
+            for k in 0..n {
+                dst.add(k)
+                    .write_unaligned(f32_to_f16_bits(src.add(k).read_unaligned()));
+            }
+        }
+    }
+}
+
+impl HalfBlock for bf16 {
+    #[inline(always)]
+    unsafe fn widen(_: Level, src: *const u8, dst: *mut f32, n: usize) {
+        let src = src.cast::<u16>();
+        for k in 0..n {
+            // SAFETY: the caller's contract.
+            unsafe {
+                dst.add(k)
+                    .write_unaligned(bf16_bits_to_f32(src.add(k).read_unaligned()))
+            };
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn narrow(_: Level, src: *const f32, dst: *mut u8, n: usize) {
+        let dst = dst.cast::<u16>();
+        for k in 0..n {
+            // SAFETY: the caller's contract.
+            unsafe {
+                dst.add(k)
+                    .write_unaligned(f32_to_bf16_bits(src.add(k).read_unaligned()))
+            };
+        }
+    }
+}
+
+/// `f16` bits to `f32`, branch-free (selects), exact; NaNs made quiet keeping their
+/// payload (as `half` and F16C do).
+#[inline(always)]
+pub fn f16_bits_to_f32(h: u16) -> f32 {
+    let h = h as u32;
+    let sign = (h & 0x8000) << 16;
+    let em = h & 0x7fff;
+    // Normal: rebias the exponent by 127 - 15.
+    let normal = (em << 13) + 0x3800_0000;
+    // Infinity or NaN: all exponent bits, the payload kept, a NaN's quiet bit set.
+    let quiet = if em > 0x7c00 { 0x0040_0000 } else { 0 };
+    let special = (em << 13) | 0x7f80_0000 | quiet;
+    // Subnormal or zero: `em` units of 2^-24, exact in f32.
+    let sub = (em as f32 * f32::from_bits(0x3380_0000)).to_bits();
+    let r = if em >= 0x7c00 {
+        special
+    } else if em < 0x0400 {
+        sub
+    } else {
+        normal
+    };
+    f32::from_bits(r | sign)
+}
+
+/// `f32` to `f16` bits, round to nearest even, branch-free (selects); overflow to ±inf;
+/// NaNs quiet with the top of their payload (as `half` and F16C do).
+#[inline(always)]
+pub fn f32_to_f16_bits(x: f32) -> u16 {
+    let b = x.to_bits();
+    let sign = (b >> 16) & 0x8000;
+    let a = b & 0x7fff_ffff;
+    let nan = 0x7e00 | ((a & 0x007f_ffff) >> 13);
+    // Normal results: rebias, add half an ulp less one plus the kept lowest bit (ties to
+    // even), truncate; a carry out of the mantissa steps the exponent (up to inf). (Each
+    // form is computed for every input and selected after, so the others wrap.)
+    let normal = a
+        .wrapping_sub(0x3800_0000)
+        .wrapping_add(0x0fff + ((a >> 13) & 1))
+        >> 13;
+    // Subnormal results (|x| < 2^-14): adding 0.5 rounds to a multiple of 2^-24 (to
+    // nearest even, in the FPU); the low bits then count those units.
+    let sub = (f32::from_bits(a) + 0.5)
+        .to_bits()
+        .wrapping_sub(0x3f00_0000);
+    let r = if a > 0x7f80_0000 {
+        nan
+    } else if a >= 0x4780_0000 {
+        0x7c00
+    } else if a >= 0x3880_0000 {
+        normal
+    } else {
+        sub
+    };
+    (r | sign) as u16
+}
+
+/// `bf16` bits to `f32`: the upper half; a NaN made quiet (as `half` does).
+#[inline(always)]
+pub fn bf16_bits_to_f32(h: u16) -> f32 {
+    let h = h as u32;
+    let quiet = (((h & 0x7fff) > 0x7f80) as u32) << 6;
+    f32::from_bits((h | quiet) << 16)
+}
+
+/// `f32` to `bf16` bits, round to nearest even (overflow to ±inf by the carry); a NaN
+/// keeps the top of its payload, made quiet (as `half` does).
+#[inline(always)]
+pub fn f32_to_bf16_bits(x: f32) -> u16 {
+    let b = x.to_bits();
+    let nan = (b >> 16) | 0x0040;
+    // (Wraps only for NaNs, which take the other branch.)
+    let rounded = b.wrapping_add(0x7fff + ((b >> 16) & 1)) >> 16;
+    let r = if b & 0x7fff_ffff > 0x7f80_0000 {
+        nan
+    } else {
+        rounded
+    };
+    r as u16
+}
+
+/// `x` rounded to `f32` *to odd*: toward zero, then the last bit set when that was
+/// inexact. Rounding the result to a format with at least two bits fewer (`f16`, `bf16`)
+/// then gives the correctly rounded value of `x`. NaN and ±inf pass; values past
+/// `f32::MAX` give `±f32::MAX` (odd), which still round to ±inf in the half types.
+#[inline(always)]
+pub fn f64_to_f32_odd(x: f64) -> f32 {
+    let r = x as f32;
+    let back = r as f64;
+    // NaN compares unequal, but is neither "inexact" nor rounded away.
+    let inexact = back != x && !x.is_nan();
+    let away = back.abs() > x.abs();
+    // `|r| > |x| ≥ 0` makes the magnitude bits non-zero: the step stays in the sign.
+    let bits = r.to_bits() - (inexact && away) as u32;
+    f32::from_bits(bits | inexact as u32)
+}
+
+/// The level to run at: `level`, capped by what the CPU has (so the safe functions below
+/// accept any level).
+#[inline]
+fn usable(level: Level) -> Level {
+    level.min(cpu::detected())
+}
+
+/// Runs `f(level)` inside a function compiled for `level`: `#[target_feature]` copies
+/// for AVX2+FMA+F16C and AVX-512 (as the elementwise loops' `blocks1_on`), into which
+/// `f` and the block conversions it calls are inlined, so plain Rust loops in `f` (the
+/// `bf16` conversions, the `f32` work on a block) run as vector code of that width.
+///
+/// # Safety
+/// `level` at most [`cpu::detected`]; whatever `f` requires.
+#[inline(always)]
+pub(crate) unsafe fn run_at<F: Fn(Level)>(level: Level, f: &F) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx2,fma,f16c")]
+        unsafe fn avx2<F: Fn(Level)>(f: &F) {
+            f(Level::Avx2)
+        }
+        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")]
+        unsafe fn avx512<F: Fn(Level)>(f: &F) {
+            f(Level::Avx512)
+        }
+        match level {
+            // SAFETY: the CPU has the level's features (caller).
+            Level::Avx512 => return unsafe { avx512(f) },
+            // SAFETY: as above.
+            Level::Avx2 => return unsafe { avx2(f) },
+            Level::Portable => {}
+        }
+    }
+    let _ = level;
+    f(Level::Portable)
+}
+
+/// Widens `src` into `dst` (`min` of the two lengths; returned) at CPU level `level`
+/// (capped by what the CPU has).
+pub fn widen_slice<H: HalfBlock>(level: Level, src: &[H], dst: &mut [f32]) -> usize {
+    let n = src.len().min(dst.len());
+    let (s, d) = (src.as_ptr() as usize, dst.as_mut_ptr() as usize);
+    let f = |l: Level| {
+        // SAFETY: `n` elements of each slice; `l` comes from `usable`.
+        unsafe { H::widen(l, s as *const u8, d as *mut f32, n) }
+    };
+    dispatch_closure(level, &f);
+    n
+}
+
+/// Narrows `src` into `dst` (`min` of the two lengths; returned), round to nearest even,
+/// at CPU level `level` (capped by what the CPU has).
+pub fn narrow_slice<H: HalfBlock>(level: Level, src: &[f32], dst: &mut [H]) -> usize {
+    let n = src.len().min(dst.len());
+    let (s, d) = (src.as_ptr() as usize, dst.as_mut_ptr() as usize);
+    let f = |l: Level| {
+        // SAFETY: `n` elements of each slice; `l` comes from `usable`.
+        unsafe { H::narrow(l, s as *const f32, d as *mut u8, n) }
+    };
+    dispatch_closure(level, &f);
+    n
+}
+
+/// Widens `src` into `f64`s at `dst` (exact; `min` of the lengths, returned).
+pub fn widen_slice_f64<H: HalfBlock>(level: Level, src: &[H], dst: &mut [f64]) -> usize {
+    let n = src.len().min(dst.len());
+    let (s, d) = (src.as_ptr() as usize, dst.as_mut_ptr() as usize);
+    let f = |l: Level| {
+        // SAFETY: `n` elements of each slice; `l` comes from `usable`.
+        unsafe { widen_f64::<H>(l, s as *const u8, d as *mut u8, 1, n) }
+    };
+    dispatch_closure(level, &f);
+    n
+}
+
+/// Narrows `f64`s into `dst`, correctly rounded (see the module notes; `min` of the
+/// lengths, returned).
+pub fn narrow_slice_f64<H: HalfBlock>(level: Level, src: &[f64], dst: &mut [H]) -> usize {
+    let n = src.len().min(dst.len());
+    let (s, d) = (src.as_ptr() as usize, dst.as_mut_ptr() as usize);
+    let f = |l: Level| {
+        // SAFETY: `n` elements of each slice; `l` comes from `usable`.
+        unsafe { narrow_f64::<H>(l, s as *const u8, 8, d as *mut u8, n) }
+    };
+    dispatch_closure(level, &f);
+    n
+}
+
+/// Runs `f` at `level` capped by what the CPU has (see [`run_at`]).
+#[inline(always)]
+fn dispatch_closure<F: Fn(Level)>(level: Level, f: &F) {
+    // SAFETY: `usable` caps the level at the CPU's.
+    unsafe { run_at(usable(level), f) }
+}
+
+/// Widens `n` halves from `src` (contiguous) to `f64`s at `dst + k·8·ds`.
+///
+/// # Safety
+/// `src` readable for `n` halves; `dst + k·8·ds` writable for `k < n`; `level` at most
+/// [`cpu::detected`].
+#[inline(always)]
+pub(crate) unsafe fn widen_f64<H: HalfBlock>(
+    level: Level,
+    src: *const u8,
+    dst: *mut u8,
+    ds: usize,
+    n: usize,
+) {
+    let mut buf = [0f32; BLOCK];
+    let mut k = 0;
+    while k < n {
+        let m = (n - k).min(BLOCK);
+        // SAFETY: elements `k..k + m` of both runs (caller).
+        unsafe {
+            H::widen(level, src.add(k * 2), buf.as_mut_ptr(), m);
+            for (i, v) in buf[..m].iter().enumerate() {
+                dst.add((k + i) * 8 * ds)
+                    .cast::<f64>()
+                    .write_unaligned(*v as f64);
+            }
+        }
+        k += m;
+    }
+}
+
+/// Narrows `n` `f64`s from `src` (byte stride `ss`) to halves at `dst` (contiguous),
+/// correctly rounded.
+///
+/// # Safety
+/// `src + k·ss` readable for `k < n`; `dst` writable for `n` halves; `level` at most
+/// [`cpu::detected`].
+#[inline(always)]
+pub(crate) unsafe fn narrow_f64<H: HalfBlock>(
+    level: Level,
+    src: *const u8,
+    ss: isize,
+    dst: *mut u8,
+    n: usize,
+) {
+    let mut buf = [0f32; BLOCK];
+    let mut k = 0;
+    while k < n {
+        let m = (n - k).min(BLOCK);
+        // SAFETY: elements `k..k + m` of both runs (caller).
+        unsafe {
+            for (i, b) in buf[..m].iter_mut().enumerate() {
+                let x = src
+                    .offset((k + i) as isize * ss)
+                    .cast::<f64>()
+                    .read_unaligned();
+                *b = f64_to_f32_odd(x);
+            }
+            H::narrow(level, buf.as_ptr(), dst.add(k * 2), m);
+        }
+        k += m;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    /// `n` `f16`s (as bits) to `f32`, F16C, 8 at a time; the tail through a padded copy.
+    ///
+    /// # Safety
+    /// `src` readable and `dst` writable for `n` elements; AVX2+F16C.
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub(super) unsafe fn f16_to_f32_avx2(src: *const u16, dst: *mut f32, n: usize) {
+        let mut k = 0;
+        // SAFETY: every access is to elements `< n` (caller), or to the local arrays.
+        unsafe {
+            while k + 8 <= n {
+                let v = _mm_loadu_si128(src.add(k).cast());
+                _mm256_storeu_ps(dst.add(k), _mm256_cvtph_ps(v));
+                k += 8;
+            }
+            if k < n {
+                let mut t = [0u16; 8];
+                std::ptr::copy_nonoverlapping(
+                    src.add(k).cast::<u8>(),
+                    t.as_mut_ptr().cast::<u8>(),
+                    (n - k) * 2,
+                );
+                let mut o = [0f32; 8];
+                let v = _mm_loadu_si128(t.as_ptr().cast());
+                _mm256_storeu_ps(o.as_mut_ptr(), _mm256_cvtph_ps(v));
+                std::ptr::copy_nonoverlapping(
+                    o.as_ptr().cast::<u8>(),
+                    dst.add(k).cast::<u8>(),
+                    (n - k) * 4,
+                );
+            }
+        }
+    }
+
+    /// `n` `f32`s to `f16` bits, F16C with round to nearest even, 8 at a time.
+    ///
+    /// # Safety
+    /// As for [`f16_to_f32_avx2`].
+    #[inline]
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub(super) unsafe fn f32_to_f16_avx2(src: *const f32, dst: *mut u16, n: usize) {
+        let mut k = 0;
+        // SAFETY: as in `f16_to_f32_avx2`.
+        unsafe {
+            while k + 8 <= n {
+                let v = _mm256_loadu_ps(src.add(k));
+                let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v);
+                _mm_storeu_si128(dst.add(k).cast(), h);
+                k += 8;
+            }
+            if k < n {
+                let mut t = [0f32; 8];
+                std::ptr::copy_nonoverlapping(
+                    src.add(k).cast::<u8>(),
+                    t.as_mut_ptr().cast::<u8>(),
+                    (n - k) * 4,
+                );
+                let mut o = [0u16; 8];
+                let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm256_loadu_ps(t.as_ptr()));
+                _mm_storeu_si128(o.as_mut_ptr().cast(), h);
+                std::ptr::copy_nonoverlapping(
+                    o.as_ptr().cast::<u8>(),
+                    dst.add(k).cast::<u8>(),
+                    (n - k) * 2,
+                );
+            }
+        }
+    }
+
+    /// As [`f16_to_f32_avx2`], 16 at a time with AVX-512F; the tail through the AVX2 code.
+    ///
+    /// # Safety
+    /// As for [`f16_to_f32_avx2`]; AVX-512F.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")]
+    pub(super) unsafe fn f16_to_f32_avx512(src: *const u16, dst: *mut f32, n: usize) {
+        let mut k = 0;
+        // SAFETY: as in `f16_to_f32_avx2`.
+        unsafe {
+            while k + 16 <= n {
+                let v = _mm256_loadu_si256(src.add(k).cast());
+                _mm512_storeu_ps(dst.add(k), _mm512_cvtph_ps(v));
+                k += 16;
+            }
+            f16_to_f32_avx2(src.add(k), dst.add(k), n - k);
+        }
+    }
+
+    /// As [`f32_to_f16_avx2`], 16 at a time with AVX-512F; the tail through the AVX2 code.
+    ///
+    /// # Safety
+    /// As for [`f16_to_f32_avx2`]; AVX-512F.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")]
+    pub(super) unsafe fn f32_to_f16_avx512(src: *const f32, dst: *mut u16, n: usize) {
+        let mut k = 0;
+        // SAFETY: as in `f16_to_f32_avx2`.
+        unsafe {
+            while k + 16 <= n {
+                let v = _mm512_loadu_ps(src.add(k));
+                // Round to nearest even, exceptions suppressed (they are not observed).
+                let h = _mm512_cvtps_ph::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(v);
+                _mm256_storeu_si256(dst.add(k).cast(), h);
+                k += 16;
+            }
+            f32_to_f16_avx2(src.add(k), dst.add(k), n - k);
+        }
+    }
+}
