@@ -12,7 +12,7 @@ pub(crate) mod engine;
 pub(crate) mod fill;
 pub(crate) mod gather;
 pub(crate) mod math;
-pub(crate) mod matmul;
+pub mod matmul;
 pub mod plan;
 pub(crate) mod pool;
 pub(crate) mod reduce;
