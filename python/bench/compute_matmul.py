@@ -26,8 +26,9 @@ def cases(np, st, torch):
     a = rng.standard_normal((1000, 16, 16)).astype("float32")
     sa = st.from_numpy(a)
     ta = torch.from_numpy(a) if torch else None
-    trio("bmm 1000x16x16 float32 a @ a.mT", lambda: sa @ sa.transpose(1, 2),
-         lambda: a @ a.transpose(0, 2, 1), (lambda: ta @ ta.transpose(1, 2)) if torch else None)
+    trio("bmm 1000x16x16 float32 a @ a.mT", lambda sa=sa: sa @ sa.transpose(1, 2),
+         lambda a=a: a @ a.transpose(0, 2, 1),
+         (lambda ta=ta: ta @ ta.transpose(1, 2)) if torch else None)
 
     for n, k, dtype in ((2048, 2048, "float32"), (1024, 1024, "float64")):
         a = rng.standard_normal((n, k)).astype(dtype)
@@ -40,7 +41,7 @@ def cases(np, st, torch):
 
     n = 4096  # 64 MiB of float32
     for dtype in ("float32", "float64"):
-        m = n if dtype == "float32" else n // 2 * 1  # f64: 4096 x 2048, also 64 MiB
+        m = n if dtype == "float32" else n // 2  # f64: 4096 x 2048, also 64 MiB
         A = rng.standard_normal((n, m)).astype(dtype)
         v = rng.standard_normal(m).astype(dtype)
         w = rng.standard_normal(n).astype(dtype)
@@ -53,10 +54,11 @@ def cases(np, st, torch):
              (lambda tA=tA, tv=tv: tA @ tv) if torch else None)
         trio(f"w @ A {tag} (rows)", lambda sA=sA, sw=sw: sw @ sA, lambda A=A, w=w: w @ A,
              (lambda tA=tA, tw=tw: tw @ tA) if torch else None)
-        trio(f"A.T @ w {tag} (cols)", lambda sAt=sAt, sw=sw: sAt.T @ sw,
-             lambda At=At, w=w: At.T @ w, (lambda tAt=tAt, tw=tw: tAt.T @ tw) if torch else None)
-        trio(f"v @ A.T {tag} (cols)", lambda sAt=sAt, sv=sv: sv @ sAt.T,
-             lambda At=At, v=v: v @ At.T, (lambda tAt=tAt, tv=tv: tv @ tAt.T) if torch else None)
+        # The same matrix stored column-major: Ac = At.T (n x m, unit row stride).
+        trio(f"Ac @ v {tag} (cols)", lambda sAt=sAt, sv=sv: sAt.T @ sv,
+             lambda At=At, v=v: At.T @ v, (lambda tAt=tAt, tv=tv: tAt.T @ tv) if torch else None)
+        trio(f"w @ Ac {tag} (cols)", lambda sAt=sAt, sw=sw: sw @ sAt.T,
+             lambda At=At, w=w: w @ At.T, (lambda tAt=tAt, tw=tw: tw @ tAt.T) if torch else None)
         dst = np.empty_like(A)
         sdst = st.from_numpy(dst)
         trio(f"memcpy 64 MiB {dtype} (bandwidth ref)", lambda sdst=sdst, sA=sA: sdst.copy_(sA),
