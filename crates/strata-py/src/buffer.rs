@@ -402,13 +402,12 @@ pub fn from_buffer_owned(obj: &Bound<'_, PyAny>, exclusive: bool) -> PyResult<Te
         ));
     }
     let itemsize = v.itemsize as usize;
-    let fmt = if v.format.is_null() {
-        "B".to_string()
+    // Borrowed (no allocation) unless the exporter's format is not UTF-8.
+    let fmt: std::borrow::Cow<'_, str> = if v.format.is_null() {
+        "B".into()
     } else {
         // SAFETY: a non-null format is a NUL-terminated string owned by the exporter.
-        unsafe { std::ffi::CStr::from_ptr(v.format) }
-            .to_string_lossy()
-            .into_owned()
+        unsafe { std::ffi::CStr::from_ptr(v.format) }.to_string_lossy()
     };
     // A NumPy datetime64 / bytes_ scalar exports its bytes as uint8: refuse it by its
     // dtype (only 1-byte and unknown formats are asked, so other imports pay nothing).
@@ -519,6 +518,11 @@ pub fn to_numpy<'py>(slf: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyAny>> 
     if t.dtype() == DType::BF16 {
         return Err(bf16_error("numpy"));
     }
-    let np = slf.py().import("numpy")?;
-    np.call_method1("asarray", (slf,))
+    // `numpy.asarray`, looked up once (an import per call was half of `t.numpy()`'s time).
+    static ASARRAY: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    let py = slf.py();
+    let asarray = ASARRAY.get_or_try_init(py, || {
+        py.import("numpy")?.getattr("asarray").map(Bound::unbind)
+    })?;
+    asarray.bind(py).call1((slf,))
 }

@@ -48,6 +48,12 @@ where
 /// output can be far larger than any input (`(1000, 1) + (1, 1000)`). Shapes that do not
 /// broadcast count as no work: the op fails at once, with the GIL held.
 pub(crate) fn broadcast_numel(shapes: &[&[usize]]) -> usize {
+    // The common small-op case, equal shapes (or a scalar operand), needs no broadcast.
+    if let [a, b] = shapes {
+        if a == b || b.is_empty() {
+            return a.iter().fold(1, |n, &k| n.saturating_mul(k));
+        }
+    }
     strata::layout::broadcast::broadcast_all("", shapes)
         .map_or(0, |s| s.iter().fold(1, |n, &k| n.saturating_mul(k)))
 }

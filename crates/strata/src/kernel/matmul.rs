@@ -17,8 +17,11 @@
 //! are split across threads by `gemm` itself; many small ones are spread over rayon
 //! workers, one matrix each.
 
+use std::cell::Cell;
+
 use rayon::prelude::*;
 
+use super::cpu::{self, Level};
 use super::elementwise_loops::binary_into;
 use super::engine::GRAIN;
 use super::plan::promote_types;
@@ -356,6 +359,19 @@ fn aligned(t: &Tensor) -> bool {
     (t.storage().data_ptr() as usize).is_multiple_of(t.dtype().itemsize())
 }
 
+/// `b` is the transpose of the matrix `a`: the same elements (same storage and offset, row
+/// and column strides swapped), so `a · b` is symmetric.
+fn transpose_of(a: &Tensor, b: &Tensor) -> bool {
+    a.ndim() == 2
+        && b.ndim() == 2
+        && a.shape()[0] == b.shape()[1]
+        && a.shape()[1] == b.shape()[0]
+        && a.same_storage(b)
+        && a.offset() == b.offset()
+        && a.strides()[0] == b.strides()[1]
+        && a.strides()[1] == b.strides()[0]
+}
+
 /// The core: `a` of shape `[.., m, k]` times `b` of shape `[.., k, n]`, whose leading
 /// dims broadcast to `batch`, into a fresh contiguous `[batch.., m, n]`. Shapes and dtypes
 /// were checked by the caller (same dtype, not bool).
@@ -380,8 +396,14 @@ fn product_with(
     // where `gemm` cannot be used (the plain kernel accumulates in the element type).
     let gemm_ok = allow_gemm && aligned(a) && aligned(b);
     if dt == DType::BF16 || (dt == DType::F16 && (m.min(n) <= 1 || !gemm_ok)) {
-        let (a, b) = (a.to_dtype(DType::F32)?, b.to_dtype(DType::F32)?);
-        let p = product_with(op, &a, &b, batch, allow_gemm)?;
+        let a32 = a.to_dtype(DType::F32)?;
+        // `a · aᵀ` stays one: `b` is converted as a view of the converted `a`.
+        let b32 = if transpose_of(a, b) {
+            a32.t()?
+        } else {
+            b.to_dtype(DType::F32)?
+        };
+        let p = product_with(op, &a32, &b32, batch, allow_gemm)?;
         return p.to_dtype(dt);
     }
     let mut out_shape: DimVec<usize> = batch.iter().copied().collect();
@@ -459,7 +481,16 @@ pub(crate) fn run_product(
         rs: l.strides()[nd],
         cs: l.strides()[nd + 1],
     };
-    let job = Job {
+    let use_gemm = allow_gemm && aligned(&a) && aligned(&b) && aligned(out);
+    // `a · b` where `b` is `a`'s transpose: the same elements (same storage and offset, row
+    // and column strides swapped), so the product is symmetric.
+    let symmetric = nd == 0
+        && m == n
+        && a.same_storage(&b)
+        && la.offset() == lb.offset()
+        && la.strides()[0] == lb.strides()[1]
+        && la.strides()[1] == lb.strides()[0];
+    let mut job = Job {
         m,
         n,
         k,
@@ -468,8 +499,17 @@ pub(crate) fn run_product(
         a: side(&la, a.storage().data_ptr()),
         b: side(&lb, b.storage().data_ptr()),
         out: out.storage().data_ptr(),
-        use_gemm: allow_gemm && aligned(&a) && aligned(&b) && aligned(out),
+        use_gemm,
+        route: Route::Plain,
+        level: Level::Portable,
     };
+    let (forced, level) = match OVERRIDE.with(Cell::get) {
+        Some((r, l)) => (Some(r), l.min(cpu::detected())),
+        None => (None, cpu::level()),
+    };
+    job.level = level;
+    job.route = choose(&job, dt, symmetric, allow_gemm, forced);
+    LAST.with(|c| c.set(job.route));
     // SAFETY: `la`/`lb` are `a`/`b` broadcast to `[batch.., m, k]`/`[batch.., k, n]`, so
     // every element `[i.., r, c]` they describe is an element of `a`/`b` and lies inside
     // its storage (L4); `out` is a fresh contiguous `[batch.., m, n]`, and its
@@ -501,6 +541,10 @@ struct Job<'a> {
     b: Side,
     out: *mut u8,
     use_gemm: bool,
+    /// The kernel that runs (chosen by [`choose`]).
+    route: Route,
+    /// The instruction-set level of the vector kernels (at most the CPU's).
+    level: Level,
 }
 
 // SAFETY: the pointers address storages the op keeps alive and borrowed for the whole
@@ -590,24 +634,38 @@ macro_rules! mat_plain {
 }
 mat_plain!(bool, u8, i8, i16, u16, i32, u32, i64, u64, half::bf16);
 
-macro_rules! mat_gemm {
+impl MatElem for half::f16 {
+    unsafe fn run(job: &Job<'_>) {
+        // SAFETY: forwarded from the caller; `choose` picks a `gemm` route only when
+        // `use_gemm` (aligned pointers) is set, and no vector route for f16.
+        unsafe {
+            match job.route {
+                Route::Gemm | Route::Symmetric => with_gemm::<half::f16>(job),
+                _ => plain::<half::f16>(job),
+            }
+        }
+    }
+}
+
+macro_rules! mat_fast {
     ($($t:ty),*) => {$(
         impl MatElem for $t {
             unsafe fn run(job: &Job<'_>) {
-                // SAFETY: forwarded from the caller, who sets `use_gemm` only for aligned
-                // pointers.
+                // SAFETY: forwarded from the caller; `choose` picks every route but `Plain`
+                // only when `use_gemm` (aligned pointers) is set.
                 unsafe {
-                    if job.use_gemm {
-                        with_gemm::<$t>(job)
-                    } else {
-                        plain::<$t>(job)
+                    match job.route {
+                        Route::Gemm | Route::Symmetric => with_gemm::<$t>(job),
+                        Route::Small => small::<$t>(job),
+                        Route::Vector => vector::<$t>(job),
+                        Route::Plain | Route::Auto => plain::<$t>(job),
                     }
                 }
             }
         }
     )*};
 }
-mat_gemm!(f32, f64, half::f16);
+mat_fast!(f32, f64);
 
 /// The scalars `gemm` multiplies.
 trait GemmScalar: Copy + Send + Sync + 'static {
@@ -634,6 +692,10 @@ impl GemmScalar for half::f16 {
 unsafe fn with_gemm<T: GemmScalar>(job: &Job<'_>) {
     let (m, n, k) = (job.m, job.n, job.k);
     let work = m.saturating_mul(n).saturating_mul(k);
+    if job.route == Route::Symmetric {
+        // SAFETY: forwarded; `choose` sets `Symmetric` only for an unbatched `a · aᵀ`.
+        return unsafe { symmetric::<T>(job) };
+    }
     let one = |i: usize, par: gemm::Parallelism| {
         let (a, b, o) = job.at::<T>(i);
         // SAFETY: `a`/`b` point at element `[i.., 0, 0]` of their operands and every
@@ -742,6 +804,616 @@ unsafe fn plain<T: Arith>(job: &Job<'_>) {
         });
     } else {
         (0..rows).for_each(row);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Routes: which kernel runs a product
+// ---------------------------------------------------------------------------------------
+
+/// The kernel a product runs on (chosen per call from the shapes, layouts and dtype).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// Let the op choose (only as a forced route: [`with_route`]).
+    Auto,
+    /// The plain strided loop (integers, unaligned foreign memory).
+    Plain,
+    /// One `gemm` call per matrix (the general path).
+    Gemm,
+    /// Batches of small float matrices: the direct kernel of [`small`].
+    Small,
+    /// `a · aᵀ` (and `aᵀ · a`): one triangle with `gemm`, mirrored ([`symmetric`]).
+    Symmetric,
+    /// Float matrix·vector and vector·matrix: dot or axpy loops ([`vector`]).
+    Vector,
+}
+
+thread_local! {
+    /// The route (and CPU level) [`with_route`] forces on this thread.
+    static OVERRIDE: Cell<Option<(Route, Level)>> = const { Cell::new(None) };
+    /// The route of this thread's last CPU product.
+    static LAST: Cell<Route> = const { Cell::new(Route::Auto) };
+}
+
+/// Runs `f` with this thread's products forced onto `route` wherever that route can compute
+/// them (whatever the size thresholds say; [`Route::Gemm`] where it cannot) and with their
+/// vector kernels at `level` (capped at what the CPU has). A test hook: it lets the tests
+/// compare every kernel with the general one at every CPU level.
+#[doc(hidden)]
+pub fn with_route<R>(route: Route, level: Level, f: impl FnOnce() -> R) -> R {
+    let old = OVERRIDE.with(|c| c.replace(Some((route, level))));
+    let r = f();
+    OVERRIDE.with(|c| c.set(old));
+    r
+}
+
+/// The route this thread's last CPU matrix product ran on (a test hook).
+#[doc(hidden)]
+pub fn last_route() -> Route {
+    LAST.with(Cell::get)
+}
+
+/// Largest `n` and `k` of the small-matrix kernel (its row accumulator and packed `b`).
+const SMALL_MAX: usize = 16;
+/// Largest `m` the small-matrix kernel takes when not forced.
+const SMALL_MAX_M: usize = 64;
+/// Smallest `n` from which `a · aᵀ` is computed as a symmetric product when not forced.
+const SYM_MIN: usize = 128;
+
+/// The route of `job` (a non-empty product): `forced` when it can run it (and `Gemm` or
+/// `Plain` otherwise), else the fastest that can.
+fn choose(
+    job: &Job<'_>,
+    dt: DType,
+    symmetric: bool,
+    allow_gemm: bool,
+    forced: Option<Route>,
+) -> Route {
+    let (m, n, k) = (job.m, job.n, job.k);
+    let fast = job.use_gemm && matches!(dt, DType::F32 | DType::F64);
+    let gemm_dt = job.use_gemm && matches!(dt, DType::F32 | DType::F64 | DType::F16);
+    let general = if gemm_dt { Route::Gemm } else { Route::Plain };
+    let small_ok = fast && n <= SMALL_MAX && k <= SMALL_MAX;
+    let vector_ok = fast && job.count == 1 && vector_layout(job).is_some();
+    let sym_ok = gemm_dt && symmetric && job.count == 1;
+    match forced {
+        Some(Route::Plain) => Route::Plain,
+        Some(Route::Gemm) => general,
+        Some(Route::Small) if small_ok => Route::Small,
+        Some(Route::Vector) if vector_ok => Route::Vector,
+        Some(Route::Symmetric) if sym_ok => Route::Symmetric,
+        Some(Route::Small | Route::Vector | Route::Symmetric) => general,
+        Some(Route::Auto) | None => {
+            if !allow_gemm {
+                Route::Plain
+            } else if vector_ok && (m == 1 || n == 1) {
+                Route::Vector
+            } else if small_ok && m <= SMALL_MAX_M {
+                Route::Small
+            } else if sym_ok && n >= SYM_MIN {
+                Route::Symmetric
+            } else {
+                general
+            }
+        }
+    }
+}
+
+/// Runs `body(level_features_on, ..)`: `$f::<T>(args)` compiled for the CPU level, as the
+/// elementwise loops do (`blocks1_on`): the same Rust code, three copies.
+macro_rules! on_level {
+    ($level:expr, $f:ident::<$t:ident>($($arg:ident: $ty:ty),*)) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx2,fma,f16c")]
+            unsafe fn on_avx2<$t: Fast>($($arg: $ty),*) {
+                // SAFETY: the caller's contract.
+                unsafe { $f::<$t>($($arg),*) }
+            }
+            #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")]
+            unsafe fn on_avx512<$t: Fast>($($arg: $ty),*) {
+                // SAFETY: the caller's contract.
+                unsafe { $f::<$t>($($arg),*) }
+            }
+            match $level {
+                // SAFETY: the caller's contract; the level is at most the CPU's.
+                Level::Avx512 => unsafe { on_avx512::<$t>($($arg),*) },
+                // SAFETY: as above.
+                Level::Avx2 => unsafe { on_avx2::<$t>($($arg),*) },
+                // SAFETY: as above.
+                Level::Portable => unsafe { $f::<$t>($($arg),*) },
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = $level;
+            // SAFETY: the caller's contract.
+            unsafe { $f::<$t>($($arg),*) }
+        }
+    }};
+}
+
+/// The floats of the vector kernels: plain `+` and `·` (no fused multiply-add, so every
+/// CPU level rounds the same).
+trait Fast: GemmScalar + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {}
+impl Fast for f32 {}
+impl Fast for f64 {}
+
+/// Splits `0..len` into chunks run by `f(lo, hi)`, across threads when `len · unit` is at
+/// least [`PAR_WORK`].
+fn split(len: usize, unit: usize, f: impl Fn(usize, usize) + Sync) {
+    if len < 2 || len.saturating_mul(unit) < PAR_WORK {
+        return f(0, len);
+    }
+    super::pool::parallel(|threads| {
+        if threads < 2 {
+            return f(0, len);
+        }
+        // Chunks of at least PAR_WORK / 4 work, a few per thread.
+        let min = (PAR_WORK / 4).div_ceil(unit.max(1)).max(1);
+        let chunks = (threads * 4).min(len.div_ceil(min)).max(1);
+        let size = len.div_ceil(chunks);
+        (0..chunks).into_par_iter().for_each(|c| {
+            let lo = c * size;
+            let hi = (lo + size).min(len);
+            if lo < hi {
+                f(lo, hi);
+            }
+        });
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Batches of small matrices
+// ---------------------------------------------------------------------------------------
+
+/// Every matrix of `job` (`n`, `k` at most [`SMALL_MAX`]) with a direct kernel: per row, an
+/// accumulator of `n` lanes (a compile-time size) updated with `a[r, c] · b[c, :]`; `b` is
+/// packed into a contiguous tile first when its rows are not contiguous. Batches are split
+/// across threads; within a chunk the batch index advances like an odometer.
+///
+/// # Safety
+/// As for [`MatElem::run`], with aligned base pointers; `n, k <= SMALL_MAX`.
+unsafe fn small<T: Fast>(job: &Job<'_>) {
+    let work = (job.m * job.n * job.k).max(1);
+    let level = job.level;
+    split(job.count, work, |lo, hi| {
+        // `on_level!`'s SAFETY: forwarded; `lo..hi` is a range of batch indices.
+        on_level!(level, small_range_any::<T>(job: &Job<'_>, lo: usize, hi: usize))
+    });
+}
+
+/// [`small_range`] for `job.n` as a compile-time size.
+///
+/// # Safety
+/// As for [`small`]; `lo <= hi <= job.count`.
+#[inline(always)]
+unsafe fn small_range_any<T: Fast>(job: &Job<'_>, lo: usize, hi: usize) {
+    macro_rules! by_n {
+        ($($n:literal)*) => {
+            match job.n {
+                // SAFETY: forwarded.
+                $($n => unsafe { small_range::<T, $n>(job, lo, hi) },)*
+                _ => debug_assert!(false, "small kernel with n = {}", job.n),
+            }
+        };
+    }
+    by_n!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
+}
+
+/// Matrices `lo..hi` of `job`, whose `n` is `N`.
+///
+/// # Safety
+/// As for [`small_range_any`].
+#[inline(always)]
+unsafe fn small_range<T: Fast, const N: usize>(job: &Job<'_>, lo: usize, hi: usize) {
+    let (m, k) = (job.m, job.k);
+    let nd = job.batch.len();
+    let mut idx: DimVec<usize> = DimVec::new();
+    let mut rem = lo;
+    for d in (0..nd).rev() {
+        idx.insert(0, rem % job.batch[d]);
+        rem /= job.batch[d];
+    }
+    let (mut pa, mut pb, mut po) = job.at::<T>(lo);
+    let mut tile = [T::ZERO; SMALL_MAX * SMALL_MAX];
+    for _ in lo..hi {
+        // SAFETY: `pa`/`pb` point at element `[i.., 0, 0]` of matrix `i` of `a`/`b`, whose
+        // elements `r·rs + c·cs` are inside the borrowed storages (L4, S4); `po` is matrix
+        // `i` of the contiguous output (`m·N` elements, this task's only). `tile` holds
+        // `k·N <= SMALL_MAX²` elements.
+        unsafe {
+            let (bp, brs) = if job.b.cs == 1 {
+                (pb, job.b.rs)
+            } else {
+                for c in 0..k {
+                    for j in 0..N {
+                        tile[c * N + j] =
+                            *pb.wrapping_offset(c as isize * job.b.rs + j as isize * job.b.cs);
+                    }
+                }
+                (tile.as_ptr(), N as isize)
+            };
+            small_mat::<T, N>(m, k, pa, job.a.rs, job.a.cs, bp, brs, po);
+        }
+        po = po.wrapping_add(m * N);
+        // The next batch index: the last dim steps, carrying into the ones before it.
+        let mut d = nd;
+        while d > 0 {
+            d -= 1;
+            idx[d] += 1;
+            pa = pa.wrapping_offset(job.a.batch_strides[d]);
+            pb = pb.wrapping_offset(job.b.batch_strides[d]);
+            if idx[d] < job.batch[d] {
+                break;
+            }
+            let size = job.batch[d] as isize;
+            pa = pa.wrapping_offset(job.a.batch_strides[d].wrapping_mul(size).wrapping_neg());
+            pb = pb.wrapping_offset(job.b.batch_strides[d].wrapping_mul(size).wrapping_neg());
+            idx[d] = 0;
+        }
+    }
+}
+
+/// One small product `o[m, N] = a[m, k] · b[k, N]`, `b` with contiguous rows.
+///
+/// # Safety
+/// `a + r·ars + c·acs` (`r < m`, `c < k`) and `b + c·brs + j` (`j < N`) readable, `o`
+/// writable for `m·N` elements, all aligned.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn small_mat<T: Fast, const N: usize>(
+    m: usize,
+    k: usize,
+    a: *const T,
+    ars: isize,
+    acs: isize,
+    b: *const T,
+    brs: isize,
+    o: *mut T,
+) {
+    for r in 0..m {
+        let mut acc = [T::ZERO; N];
+        let ar = a.wrapping_offset(r as isize * ars);
+        for c in 0..k {
+            // SAFETY: the contract.
+            unsafe {
+                let x = *ar.wrapping_offset(c as isize * acs);
+                let br = b.wrapping_offset(c as isize * brs);
+                for j in 0..N {
+                    acc[j] = acc[j] + x * *br.add(j);
+                }
+            }
+        }
+        // SAFETY: the contract.
+        unsafe { std::ptr::copy_nonoverlapping(acc.as_ptr(), o.add(r * N), N) };
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Matrix·vector
+// ---------------------------------------------------------------------------------------
+
+/// A matrix·vector product seen as `out[i] = Σ_c mat[i·si + c·sc] · x[c·xs]`, `i < len`,
+/// `c < k`: for `a · v` (`n == 1`) the matrix is `a`, for `v · b` (`m == 1`) it is `bᵀ`.
+#[derive(Clone, Copy)]
+struct VecLayout {
+    len: usize,
+    mat: *const u8,
+    si: isize,
+    sc: isize,
+    x: *const u8,
+    xs: isize,
+    out: *mut u8,
+}
+
+/// The [`VecLayout`] of `job` when it is a (non-batched) matrix·vector product whose
+/// matrix has contiguous rows (`sc == 1`: dot products) or columns (`si == 1`: axpy).
+fn vector_layout(job: &Job<'_>) -> Option<VecLayout> {
+    let (m, n, k) = (job.m, job.n, job.k);
+    let mut v = if n == 1 {
+        VecLayout {
+            len: m,
+            mat: job.a.ptr,
+            si: job.a.rs,
+            sc: job.a.cs,
+            x: job.b.ptr,
+            xs: job.b.rs,
+            out: job.out,
+        }
+    } else if m == 1 {
+        VecLayout {
+            len: n,
+            mat: job.b.ptr,
+            si: job.b.cs,
+            sc: job.b.rs,
+            x: job.a.ptr,
+            xs: job.a.cs,
+            out: job.out,
+        }
+    } else {
+        return None;
+    };
+    // A stride of a size-1 dim is never used: normalise it.
+    if v.len == 1 {
+        v.si = 1;
+    }
+    if k == 1 {
+        v.sc = 1;
+        v.xs = 1;
+    }
+    (v.sc == 1 || v.si == 1).then_some(v)
+}
+
+/// A matrix·vector product with vectorised loops: dot products of 4 rows at a time with
+/// lanes of partial sums when the matrix rows are contiguous, else 4-column axpy updates of
+/// the (zeroed) output; output ranges split across threads.
+///
+/// # Safety
+/// As for [`MatElem::run`], with aligned base pointers; `vector_layout(job)` is `Some`.
+unsafe fn vector<T: Fast>(job: &Job<'_>) {
+    let Some(v) = vector_layout(job) else { return };
+    let k = job.k;
+    // The dot loops want a contiguous `x`: a strided one is gathered first (k elements).
+    let packed: Vec<T>;
+    let mut v = v;
+    if v.sc == 1 && v.xs != 1 {
+        // SAFETY: `x + c·xs` (`c < k`) are elements of the vector operand (L4, S4).
+        packed = (0..k)
+            .map(|c| unsafe { *(v.x as *const T).wrapping_offset(c as isize * v.xs) })
+            .collect();
+        v.x = packed.as_ptr() as *const u8;
+        v.xs = 1;
+    }
+    let level = job.level;
+    let v = SendVec(v);
+    split(v.0.len, k.max(1), |lo, hi| {
+        let v = &v;
+        // `on_level!`'s SAFETY: forwarded; `lo..hi` is a range of output elements, this
+        // chunk's only.
+        on_level!(level, mv_range::<T>(v: &SendVec, k: usize, lo: usize, hi: usize))
+    });
+}
+
+/// A [`VecLayout`] shared by the workers of one product.
+struct SendVec(VecLayout);
+// SAFETY: the pointers address storages (or a local buffer) that outlive the parallel
+// call and are only read.
+unsafe impl Sync for SendVec {}
+
+/// Lanes of partial sums per row in the dot loops.
+const LANES: usize = 16;
+/// Output elements per block of the axpy loops (kept in L1 while the columns stream).
+const AXPY_BLOCK: usize = 2048;
+
+/// Elements `lo..hi` of a matrix·vector product.
+///
+/// # Safety
+/// As for [`vector`]; `lo <= hi <= len`, `out + lo..hi` written by this call only.
+#[inline(always)]
+unsafe fn mv_range<T: Fast>(v: &SendVec, k: usize, lo: usize, hi: usize) {
+    let v = v.0;
+    let out = v.out as *mut T;
+    let mat = v.mat as *const T;
+    let x = v.x as *const T;
+    if v.sc == 1 {
+        let row = |i: usize| mat.wrapping_offset(i as isize * v.si);
+        let mut i = lo;
+        // SAFETY: rows `i < len` of the matrix have `k` contiguous elements inside the
+        // borrowed storage, `x` has `k` contiguous elements (L4, S4, or the packed copy),
+        // and `out + i` is this chunk's.
+        unsafe {
+            while i + 4 <= hi {
+                let s = dot4(row(i), row(i + 1), row(i + 2), row(i + 3), x, k);
+                for (j, s) in s.into_iter().enumerate() {
+                    *out.add(i + j) = s;
+                }
+                i += 4;
+            }
+            while i < hi {
+                *out.add(i) = dot1(row(i), x, k);
+                i += 1;
+            }
+        }
+    } else {
+        // Contiguous columns (si == 1): out[lo..hi] += x[c] · col_c[lo..hi], blocked.
+        let col = |c: usize| mat.wrapping_offset(c as isize * v.sc);
+        let xv = |c: usize| x.wrapping_offset(c as isize * v.xs);
+        let mut b0 = lo;
+        while b0 < hi {
+            let b1 = (b0 + AXPY_BLOCK).min(hi);
+            let o = out.wrapping_add(b0);
+            let len = b1 - b0;
+            let mut c = 0;
+            // SAFETY: columns `c < k` have `len` contiguous elements from row `b0`, inside
+            // the borrowed storage; `x + c·xs` are elements of the vector operand; `o`
+            // holds `len` output elements of this chunk.
+            unsafe {
+                while c + 4 <= k {
+                    let (x0, x1, x2, x3) = (*xv(c), *xv(c + 1), *xv(c + 2), *xv(c + 3));
+                    let (p0, p1, p2, p3) = (
+                        col(c).add(b0),
+                        col(c + 1).add(b0),
+                        col(c + 2).add(b0),
+                        col(c + 3).add(b0),
+                    );
+                    for i in 0..len {
+                        *o.add(i) = *o.add(i)
+                            + x0 * *p0.add(i)
+                            + x1 * *p1.add(i)
+                            + x2 * *p2.add(i)
+                            + x3 * *p3.add(i);
+                    }
+                    c += 4;
+                }
+                while c < k {
+                    let (x0, p0) = (*xv(c), col(c).add(b0));
+                    for i in 0..len {
+                        *o.add(i) = *o.add(i) + x0 * *p0.add(i);
+                    }
+                    c += 1;
+                }
+            }
+            b0 = b1;
+        }
+    }
+}
+
+/// Pairwise sum of a lane array.
+#[inline(always)]
+fn lane_sum<T: Fast>(mut acc: [T; LANES]) -> T {
+    let mut w = LANES;
+    while w > 1 {
+        w /= 2;
+        for l in 0..w {
+            acc[l] = acc[l] + acc[l + w];
+        }
+    }
+    acc[0]
+}
+
+/// Dot products of four rows with `x` (`k` contiguous elements each).
+///
+/// # Safety
+/// Each pointer readable for `k` elements.
+#[inline(always)]
+unsafe fn dot4<T: Fast>(
+    r0: *const T,
+    r1: *const T,
+    r2: *const T,
+    r3: *const T,
+    x: *const T,
+    k: usize,
+) -> [T; 4] {
+    let mut acc = [[T::ZERO; LANES]; 4];
+    let mut c = 0;
+    // SAFETY: the contract; `c + l < k`.
+    unsafe {
+        while c + LANES <= k {
+            for l in 0..LANES {
+                let xv = *x.add(c + l);
+                acc[0][l] = acc[0][l] + *r0.add(c + l) * xv;
+                acc[1][l] = acc[1][l] + *r1.add(c + l) * xv;
+                acc[2][l] = acc[2][l] + *r2.add(c + l) * xv;
+                acc[3][l] = acc[3][l] + *r3.add(c + l) * xv;
+            }
+            c += LANES;
+        }
+    }
+    let mut s = acc.map(lane_sum);
+    // SAFETY: as above.
+    unsafe {
+        while c < k {
+            let xv = *x.add(c);
+            s[0] = s[0] + *r0.add(c) * xv;
+            s[1] = s[1] + *r1.add(c) * xv;
+            s[2] = s[2] + *r2.add(c) * xv;
+            s[3] = s[3] + *r3.add(c) * xv;
+            c += 1;
+        }
+    }
+    s
+}
+
+/// The dot product of one row with `x`.
+///
+/// # Safety
+/// Both pointers readable for `k` elements.
+#[inline(always)]
+unsafe fn dot1<T: Fast>(r: *const T, x: *const T, k: usize) -> T {
+    let mut acc = [T::ZERO; LANES];
+    let mut c = 0;
+    // SAFETY: the contract; `c + l < k`.
+    unsafe {
+        while c + LANES <= k {
+            for l in 0..LANES {
+                acc[l] = acc[l] + *r.add(c + l) * *x.add(c + l);
+            }
+            c += LANES;
+        }
+        let mut s = lane_sum(acc);
+        while c < k {
+            s = s + *r.add(c) * *x.add(c);
+            c += 1;
+        }
+        s
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Symmetric products
+// ---------------------------------------------------------------------------------------
+
+/// `a · aᵀ` (`b` is `a`'s transpose; `m == n`, one matrix): the upper triangle by row
+/// panels, each one `gemm` call for the panel's rows from its diagonal on (about half the
+/// work of the full product), then the lower triangle mirrored from it, so the result is
+/// exactly symmetric.
+///
+/// # Safety
+/// As for [`MatElem::run`], with aligned base pointers; `job` is an unbatched product
+/// with `m == n` whose `b` is `a`'s transpose.
+unsafe fn symmetric<T: GemmScalar>(job: &Job<'_>) {
+    let (n, k) = (job.n, job.k);
+    let panel = (n / 8).clamp(16, 128);
+    let run = |par: gemm::Parallelism| {
+        let (a, b, o) = job.at::<T>(0);
+        let mut p0 = 0;
+        while p0 < n {
+            let rows = panel.min(n - p0);
+            // SAFETY: rows `p0..p0+rows` of `a` and columns `p0..n` of `b` are elements of
+            // the operands (L4, S4); the destination is the block `[p0.., p0..]` of the
+            // contiguous `n × n` output (row stride n), written only here.
+            unsafe {
+                gemm::gemm(
+                    rows,
+                    n - p0,
+                    k,
+                    o.add(p0 * n + p0),
+                    1,
+                    n as isize,
+                    false,
+                    a.wrapping_offset(p0 as isize * job.a.rs),
+                    job.a.cs,
+                    job.a.rs,
+                    b.wrapping_offset(p0 as isize * job.b.cs),
+                    job.b.cs,
+                    job.b.rs,
+                    T::ZERO,
+                    T::ONE,
+                    false,
+                    false,
+                    false,
+                    par,
+                )
+            };
+            p0 += rows;
+        }
+    };
+    let work = n.saturating_mul(n).saturating_mul(k) / 2;
+    if work < PAR_WORK {
+        run(gemm::Parallelism::None);
+    } else {
+        super::pool::parallel(|threads| {
+            run(if threads > 1 {
+                gemm::Parallelism::Rayon(threads)
+            } else {
+                gemm::Parallelism::None
+            })
+        });
+    }
+    // The lower triangle from the upper one, in square tiles.
+    let o = job.out as *mut T;
+    const TILE: usize = 64;
+    for i0 in (0..n).step_by(TILE) {
+        for j0 in (i0..n).step_by(TILE) {
+            for i in i0..(i0 + TILE).min(n) {
+                for j in j0.max(i + 1)..(j0 + TILE).min(n) {
+                    // SAFETY: `i, j < n`: both are elements of the `n × n` output.
+                    unsafe { *o.add(j * n + i) = *o.add(i * n + j) };
+                }
+            }
+        }
     }
 }
 

@@ -13,7 +13,7 @@ pub(crate) mod fill;
 pub(crate) mod gather;
 pub mod half_convert;
 pub(crate) mod math;
-pub(crate) mod matmul;
+pub mod matmul;
 pub mod plan;
 pub(crate) mod pool;
 pub(crate) mod reduce;

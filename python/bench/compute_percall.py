@@ -1,0 +1,30 @@
+"""Per-call cost from Python on small tensors (100 elements): the time of one call, which
+is the binding's overhead (argument checks, dtype/shape logic, allocating the result and
+its Python object), not the arithmetic."""
+
+
+def cases(np, st, torch):
+    a = np.arange(100, dtype=np.float32) / 100
+    m = a.reshape(10, 10)
+    t, tm = st.from_numpy(a.copy()), st.from_numpy(m.copy())
+    tt = torch.from_numpy(a.copy()) if torch else None
+    ttm = torch.from_numpy(m.copy()) if torch else None
+    big = np.arange(1000, dtype=np.float64)
+    tbig = st.from_numpy(big)
+    out = [
+        ("t + t (100 f32)", lambda: t + t, lambda: a + a, (lambda: tt + tt) if torch else None),
+        ("t * 2.0 (100 f32)", lambda: t * 2.0, lambda: a * 2.0,
+         (lambda: tt * 2.0) if torch else None),
+        ("t.exp() (100 f32)", lambda: t.exp(), lambda: np.exp(a),
+         (lambda: tt.exp()) if torch else None),
+        ("t.T.contiguous() (10x10 f32)", lambda: tm.T.contiguous(),
+         lambda: np.ascontiguousarray(m.T), (lambda: ttm.T.contiguous()) if torch else None),
+        # Interop: each against NumPy's own np.asarray of an array (the floor).
+        ("st.from_numpy(a) vs np.asarray(a)", lambda: st.from_numpy(big),
+         lambda: np.asarray(big), (lambda: torch.from_numpy(big)) if torch else None),
+        ("np.asarray(t) vs np.asarray(a)", lambda: np.asarray(tbig),
+         lambda: np.asarray(big), (lambda: tt.numpy()) if torch else None),
+        ("t.numpy() vs np.asarray(a)", lambda: tbig.numpy(), lambda: np.asarray(big),
+         (lambda: tt.numpy()) if torch else None),
+    ]
+    return out
