@@ -155,7 +155,12 @@ fn cases_f32() -> Vec<Case32> {
         ("acosh", f32_math::acosh, f64::acosh, 1.0),
         ("atanh", f32_math::atanh, f64::atanh, 1.0),
         ("erf", f32_math::erf, libm::erf, 1.0),
-        ("sigmoid", f32_math::sigmoid, |x| 1.0 / (1.0 + (-x).exp()), 1.0),
+        (
+            "sigmoid",
+            f32_math::sigmoid,
+            |x| 1.0 / (1.0 + (-x).exp()),
+            1.0,
+        ),
     ]
 }
 
