@@ -9,32 +9,13 @@
 //! for the gathers). `every_cpu_level` reruns this whole binary with `STRATA_CPU` capped
 //! at each level below the one the machine has, so each dispatched copy is checked.
 
+mod common;
+
+use common::Rng;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use strata::kernel::cpu::{detected, Level};
 use strata::{DType, ErrorKind, Tensor, TensorIndex};
-
-/// splitmix64: a case's shapes, strides and values come from one seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + (self.next() % (hi - lo + 1) as u64) as i64
-    }
-    fn chance(&mut self, num: u64, den: u64) -> bool {
-        self.next() % den < num
-    }
-}
 
 /// Lengths around the vector widths and blocks of the kernels.
 const EDGES: [usize; 14] = [1, 2, 7, 8, 31, 32, 33, 63, 64, 65, 511, 512, 513, 1025];
@@ -99,7 +80,7 @@ fn random_view(rng: &mut Rng, shape: &[usize], dt: DType, zeros: bool, nan: bool
     let nd = shape.len();
     let mut order: Vec<usize> = (0..nd).collect();
     for k in (1..nd).rev() {
-        order.swap(k, rng.below(k + 1));
+        order.swap(k, rng.index(k + 1));
     }
     let mut strides = vec![0isize; nd];
     let mut span: isize = 1;
@@ -124,16 +105,16 @@ fn random_view(rng: &mut Rng, shape: &[usize], dt: DType, zeros: bool, nan: bool
         .filter(|(_, &s)| s > 0)
         .map(|(&n, &s)| (n.max(1) as isize - 1) * s)
         .sum();
-    let len = (offset + hi + 1 + rng.below(3) as isize) as usize;
+    let len = (offset + hi + 1 + rng.index(3) as isize) as usize;
     // Few distinct values, so ties are common.
-    let spread = 1 + rng.below(40) as i64;
+    let spread = 1 + rng.index(40) as i64;
     let mut vals: Vec<f64> = (0..len)
         .map(|_| rng.range(-spread, spread) as f64)
         .collect();
     let float = matches!(dt, DType::F16 | DType::F32 | DType::F64);
     if float && nan {
         for v in vals.iter_mut() {
-            match rng.below(60) {
+            match rng.index(60) {
                 0 => *v = f64::NAN,
                 1 => *v = f64::INFINITY,
                 2 => *v = f64::NEG_INFINITY,
@@ -167,13 +148,13 @@ fn random_view(rng: &mut Rng, shape: &[usize], dt: DType, zeros: bool, nan: bool
 }
 
 fn random_shape(rng: &mut Rng, max_nd: usize) -> Vec<usize> {
-    let nd = 1 + rng.below(max_nd);
+    let nd = 1 + rng.index(max_nd);
     (0..nd)
         .map(|_| {
             if rng.chance(1, 4) {
-                EDGES[rng.below(EDGES.len())].min(1100 / nd.pow(2))
+                EDGES[rng.index(EDGES.len())].min(1100 / nd.pow(2))
             } else {
-                rng.below(7)
+                rng.index(7)
             }
         })
         .collect()
@@ -286,9 +267,9 @@ fn check_gathers(rng: &mut Rng, v: &View) -> Result<(), TestCaseError> {
             continue;
         }
         let k = if rng.chance(1, 3) {
-            EDGES[rng.below(EDGES.len())]
+            EDGES[rng.index(EDGES.len())]
         } else {
-            rng.below(9)
+            rng.index(9)
         };
         let ix = random_indices(rng, k, shape[d]);
         let got = values(&v.t.index_select(d as i64, &ix).unwrap());
@@ -322,7 +303,7 @@ fn check_gathers(rng: &mut Rng, v: &View) -> Result<(), TestCaseError> {
             -(shape[d] as i64) - 1
         };
         let mut ix2 = ix.clone();
-        ix2.insert(rng.below(ix.len() + 1), bad);
+        ix2.insert(rng.index(ix.len() + 1), bad);
         let e = v.t.index_select(d as i64, &ix2).unwrap_err();
         prop_assert_eq!(e.kind(), ErrorKind::Index);
         let text = format!(
@@ -333,7 +314,7 @@ fn check_gathers(rng: &mut Rng, v: &View) -> Result<(), TestCaseError> {
     }
     // take: flat positions.
     if !all.is_empty() {
-        let k = rng.below(70);
+        let k = rng.index(70);
         let ix = random_indices(rng, k, all.len());
         let got = values(&v.t.take(&index_tensor(&ix)).unwrap());
         let want: Vec<f64> = ix.iter().map(|&i| all[wrap(i, all.len())]).collect();
@@ -356,9 +337,9 @@ fn check_gathers(rng: &mut Rng, v: &View) -> Result<(), TestCaseError> {
         let ishape: Vec<usize> = (0..nd)
             .map(|k| {
                 if k == d {
-                    rng.below(6)
+                    rng.index(6)
                 } else {
-                    rng.below(shape[k] + 1)
+                    rng.index(shape[k] + 1)
                 }
             })
             .collect();
@@ -381,7 +362,7 @@ fn check_gathers(rng: &mut Rng, v: &View) -> Result<(), TestCaseError> {
 /// view.
 fn check_masks(rng: &mut Rng, v: &View) -> Result<(), TestCaseError> {
     let shape = v.shape().to_vec();
-    let density = rng.below(5);
+    let density = rng.index(5);
     let mv = random_view(rng, &shape, DType::U8, false, false);
     let bits: Vec<bool> = mv
         .elements()
@@ -449,9 +430,9 @@ fn check_put(rng: &mut Rng, v: &View) -> Result<(), TestCaseError> {
         return Ok(());
     }
     let k = if rng.chance(1, 3) {
-        EDGES[rng.below(EDGES.len())]
+        EDGES[rng.index(EDGES.len())]
     } else {
-        rng.below(9)
+        rng.index(9)
     };
     let ix = random_indices(rng, k, shape[0]);
     let rest: usize = numel(&shape[1..]);
@@ -477,7 +458,7 @@ fn check_put(rng: &mut Rng, v: &View) -> Result<(), TestCaseError> {
 }
 
 fn pick_dtype(rng: &mut Rng) -> DType {
-    DTYPES[rng.below(DTYPES.len())]
+    DTYPES[rng.index(DTYPES.len())]
 }
 
 proptest! {

@@ -9,31 +9,12 @@
 //! dims go where the indexed dims were when those are adjacent among the indexed view's
 //! dims, else first), computing each result element's source coordinates directly.
 
+mod common;
+
+use common::Rng;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use strata::{DType, ErrorKind, Tensor, TensorIndex};
-
-/// splitmix64: the keys and views of a case come from one seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + (self.next() % (hi - lo + 1) as u64) as i64
-    }
-    fn chance(&mut self, num: u64, den: u64) -> bool {
-        self.next() % den < num
-    }
-}
 
 fn numel(shape: &[usize]) -> usize {
     shape.iter().product()
@@ -54,13 +35,13 @@ fn ravel(c: &[usize], shape: &[usize]) -> usize {
 
 /// A random view of a fresh `arange` storage: (the base tensor, the view).
 fn random_view(rng: &mut Rng) -> (Tensor, Tensor) {
-    let nd = 1 + rng.below(4);
+    let nd = 1 + rng.index(4);
     let shape: Vec<usize> = (0..nd)
         .map(|_| {
             if rng.chance(1, 12) {
                 0
             } else {
-                1 + rng.below(4)
+                1 + rng.index(4)
             }
         })
         .collect();
@@ -72,7 +53,7 @@ fn random_view(rng: &mut Rng) -> (Tensor, Tensor) {
     // A random permutation.
     let mut perm: Vec<i64> = (0..nd as i64).collect();
     for k in (1..nd).rev() {
-        perm.swap(k, rng.below(k + 1));
+        perm.swap(k, rng.index(k + 1));
     }
     v = v.permute(&perm).unwrap();
     for d in 0..nd as i64 {
@@ -81,7 +62,7 @@ fn random_view(rng: &mut Rng) -> (Tensor, Tensor) {
         }
     }
     if rng.chance(1, 3) {
-        let d = rng.below(nd) as i64;
+        let d = rng.index(nd) as i64;
         let step = if rng.chance(1, 2) { 2 } else { -2 };
         v = v.slice(d, None, None, step).unwrap();
     }
@@ -146,8 +127,8 @@ fn random_key(rng: &mut Rng, shape: &[usize]) -> Vec<Key> {
     // tensor) and the dims they consume.
     let mut kinds: Vec<(usize, usize)> = Vec::new();
     let mut consumed = 0;
-    for _ in 0..rng.below(nd + 3) {
-        let kind = [0, 1, 1, 2, 3, 4, 4, 4][rng.below(8)];
+    for _ in 0..rng.index(nd + 3) {
+        let kind = [0, 1, 1, 2, 3, 4, 4, 4][rng.index(8)];
         let k = match kind {
             2 => 0,
             3 if consumed + 2 <= nd && rng.chance(1, 2) => 2,
@@ -162,13 +143,13 @@ fn random_key(rng: &mut Rng, shape: &[usize]) -> Vec<Key> {
     // Phase 2: an ellipsis somewhere (rarely two).
     let mut ellipsis_at = Vec::new();
     if rng.chance(1, 2) {
-        ellipsis_at.push(rng.below(kinds.len() + 1));
+        ellipsis_at.push(rng.index(kinds.len() + 1));
         if rng.chance(1, 30) {
-            ellipsis_at.push(rng.below(kinds.len() + 1));
+            ellipsis_at.push(rng.index(kinds.len() + 1));
         }
     }
     // Phase 3: each entry's source dim, then its values.
-    let bshape: Vec<usize> = (0..1 + rng.below(2)).map(|_| rng.below(4)).collect();
+    let bshape: Vec<usize> = (0..1 + rng.index(2)).map(|_| rng.index(4)).collect();
     let mut key = Vec::new();
     let mut d = 0;
     for (p, &(kind, k)) in kinds.iter().enumerate() {
@@ -204,7 +185,7 @@ fn random_key(rng: &mut Rng, shape: &[usize]) -> Vec<Key> {
                     }
                 };
                 let (start, stop) = (b(rng), b(rng));
-                let step = [1, 1, 2, -1, -2, 3][rng.below(6)];
+                let step = [1, 1, 2, -1, -2, 3][rng.index(6)];
                 key.push(Key::Slice(start, stop, step));
             }
             2 => key.push(Key::NewAxis),
@@ -221,7 +202,7 @@ fn random_key(rng: &mut Rng, shape: &[usize]) -> Vec<Key> {
             _ => {
                 // An index tensor whose shape broadcasts to `bshape` (a suffix of it
                 // with some dims 1), or not when `bad`.
-                let drop = rng.below(bshape.len() + 1);
+                let drop = rng.index(bshape.len() + 1);
                 let mut ishape: Vec<usize> = bshape[drop..]
                     .iter()
                     .map(|&s| if rng.chance(1, 3) { 1 } else { s })
@@ -243,7 +224,7 @@ fn random_key(rng: &mut Rng, shape: &[usize]) -> Vec<Key> {
                         }
                     })
                     .collect();
-                let dt = [DType::I64, DType::I64, DType::I32, DType::I16][rng.below(4)];
+                let dt = [DType::I64, DType::I64, DType::I32, DType::I16][rng.index(4)];
                 key.push(Key::Ints(ishape, vals, dt));
             }
         }
@@ -523,7 +504,7 @@ fn check_put(seed: u64, accumulate: bool) -> Result<(), TestCaseError> {
     // A value of the result's shape, or one that broadcasts to it (dims of 1, fewer dims).
     let mut vshape: Vec<usize> = shape.clone();
     if rng.chance(1, 2) {
-        let drop = rng.below(vshape.len() + 1);
+        let drop = rng.index(vshape.len() + 1);
         vshape.drain(..drop);
         for s in vshape.iter_mut() {
             if rng.chance(1, 3) {
