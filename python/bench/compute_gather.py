@@ -59,8 +59,12 @@ def cases(np, st, torch):
         lambda: np.take(m.T, rows, axis=0),
         tm is not None and (lambda: tm.T.index_select(0, tr)))
     if hasattr(st, "take"):
-        add("take 100k into (1000,1000)", lambda: st.take(sm, si), lambda: np.take(m, idx),
-            tm is not None and (lambda: torch.take(tm, ti)))
+        # Flat indices into the 1000×1000 matrix (idx runs over N = 2^20 > 10^6).
+        tk = idx % m.size
+        stk = st.from_numpy(tk)
+        ttk = torch.from_numpy(tk) if torch else None
+        add("take 100k into (1000,1000)", lambda: st.take(sm, stk), lambda: np.take(m, tk),
+            tm is not None and (lambda: torch.take(tm, ttk)))
     gidx = rng.integers(0, 1000, (1000, 100)).astype("int64")
     sg = st.from_numpy(gidx)
     tg = torch.from_numpy(gidx) if torch else None

@@ -5,10 +5,7 @@
 
 use super::{horner, pow2, round_int};
 use crate::kernel::elementwise_loops::{Fixup, Map1, VectorFn};
-use crate::kernel::math::ERF_SERIES;
-use std::f64::consts::{
-    FRAC_2_SQRT_PI, FRAC_PI_2, FRAC_PI_4, LN_2, LOG10_2, LOG10_E, LOG2_E, SQRT_2,
-};
+use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, LN_2, LOG10_2, LOG10_E, LOG2_E, SQRT_2};
 
 /// `1/k!` for `k = 0..=10`: `eʳ` to 2⁻⁴² for `|r| ≤ ln2/2`.
 const EXP_TAYLOR: [f64; 11] = [
@@ -400,12 +397,38 @@ pub(crate) fn cosh(x: f32) -> f32 {
     }
 }
 
-/// `atan t` for `0 ≤ t ≤ 1` (float32 grade): reduced by `atan t = π/4 + atan((t−1)/(t+1))`
-/// above `tan(π/8)`, then the odd series to u²⁵ for `|u| ≤ 0.4143`.
+/// `atan a` for `a ≥ 0` (any magnitude, +inf included), float32 grade, with one
+/// division: `a` itself up to tan(π/8); `π/4 + atan((a − 1)/(a + 1))` up to tan(3π/8);
+/// `π/2 + atan(−1/a)` beyond; then the odd series to u²⁵ for `|u| ≤ tan(π/8)`. (Two
+/// divisions, one per reduction, kept the compiler from vectorising the loop.)
 #[inline(always)]
-fn atan_unit(t: f64) -> f64 {
-    let far = t > 0.414_213_562_373_095_1;
-    let u = if far { (t - 1.0) / (t + 1.0) } else { t };
+fn atan_pos(a: f64) -> f64 {
+    const TAN_PI_8: f64 = 0.414_213_562_373_095_1;
+    const TAN_3PI_8: f64 = 2.414_213_562_373_095;
+    let mid = a > TAN_PI_8;
+    let far = a > TAN_3PI_8;
+    let num = if far {
+        -1.0
+    } else if mid {
+        a - 1.0
+    } else {
+        a
+    };
+    let den = if far {
+        a
+    } else if mid {
+        a + 1.0
+    } else {
+        1.0
+    };
+    let off = if far {
+        FRAC_PI_2
+    } else if mid {
+        FRAC_PI_4
+    } else {
+        0.0
+    };
+    let u = num / den;
     let z = u * u;
     let series = u + u
         * z
@@ -426,24 +449,7 @@ fn atan_unit(t: f64) -> f64 {
                 1.0 / 25.0,
             ],
         );
-    if far {
-        FRAC_PI_4 + series
-    } else {
-        series
-    }
-}
-
-/// `atan a` for `a ≥ 0` (any magnitude, +inf included).
-#[inline(always)]
-fn atan_pos(a: f64) -> f64 {
-    let inv = a > 1.0;
-    let t = if inv { 1.0 / a } else { a };
-    let v = atan_unit(t);
-    if inv {
-        FRAC_PI_2 - v
-    } else {
-        v
-    }
+    off + series
 }
 
 /// Arctangent.
@@ -541,42 +547,4 @@ fn log1p_f64g(u: f64) -> f64 {
     } else {
         corrected
     }
-}
-
-/// The error function (the float64 scalar's method in `kernel/math.rs`, with its float32
-/// term counts, made branch-free): below |x| = 2 the series of positive terms
-/// `2/√π·e^(−x²)·x·Σ (2x²)ⁿ/(2n+1)!!` (23 terms); from 2, `1 − erfc x` with erfc's
-/// continued fraction, 15 convergent steps by the forward recurrence (one division);
-/// from 4 it is ±1 in float32.
-#[inline(always)]
-pub(crate) fn erf(x: f32) -> f32 {
-    let a = (x.abs() as f64).min(4.0);
-    let e = exp_neg_sq(a);
-    let mut series = [0.0; 23];
-    series.copy_from_slice(&ERF_SERIES[..23]);
-    let near = a * horner(2.0 * a * a, series) * (FRAC_2_SQRT_PI * e);
-    let (mut a0, mut a1, mut b0, mut b1) = (1.0, a, 0.0, 1.0);
-    for k in 1..=15 {
-        let ak = k as f64 * 0.5;
-        (a0, a1) = (a1, a * a1 + ak * a0);
-        (b0, b1) = (b1, a * b1 + ak * b0);
-    }
-    let far = 1.0 - e * (FRAC_2_SQRT_PI * 0.5) * (b1 / a1);
-    let v = flip(if a < 2.0 { near } else { far }, x.is_sign_negative()) as f32;
-    if x.is_nan() {
-        x
-    } else {
-        v
-    }
-}
-
-/// `e^(−a²)` with the rounding error of `a²` compensated (Dekker's exact product).
-#[inline(always)]
-fn exp_neg_sq(a: f64) -> f64 {
-    let p = a * a;
-    let c = 134_217_729.0 * a;
-    let hi = c - (c - a);
-    let lo = a - hi;
-    let err = ((hi * hi - p) + 2.0 * hi * lo) + lo * lo;
-    exp_f64g(-p) * (1.0 - err)
 }
