@@ -273,7 +273,7 @@ impl VectorFn<f32> for Sin {
     }
     #[inline(always)]
     fn rare(x: f32) -> bool {
-        x.abs() > TRIG_FAST_MAX || x.is_nan()
+        trig_rare(x)
     }
     #[inline(always)]
     fn exact(x: f32) -> f32 {
@@ -293,7 +293,7 @@ impl VectorFn<f32> for Cos {
     }
     #[inline(always)]
     fn rare(x: f32) -> bool {
-        x.abs() > TRIG_FAST_MAX || x.is_nan()
+        trig_rare(x)
     }
     #[inline(always)]
     fn exact(x: f32) -> f32 {
@@ -316,12 +316,19 @@ impl VectorFn<f32> for Tan {
     }
     #[inline(always)]
     fn rare(x: f32) -> bool {
-        x.abs() > TRIG_FAST_MAX || x.is_nan()
+        trig_rare(x)
     }
     #[inline(always)]
     fn exact(x: f32) -> f32 {
         (x as f64).tan() as f32
     }
+}
+
+/// Whether a circular function takes its exact scalar form at `x` (beyond
+/// [`TRIG_FAST_MAX`], ±inf, NaN).
+#[inline(always)]
+fn trig_rare(x: f32) -> bool {
+    x.abs() > TRIG_FAST_MAX || x.is_nan()
 }
 
 /// Sine (one element; the block loops run [`Sin`] a block at a time).
