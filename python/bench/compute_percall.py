@@ -11,6 +11,7 @@ def cases(np, st, torch):
     ttm = torch.from_numpy(m.copy()) if torch else None
     big = np.arange(1000, dtype=np.float64)
     tbig = st.from_numpy(big)
+    mv = memoryview(big)
     out = [
         ("t + t (100 f32)", lambda: t + t, lambda: a + a, (lambda: tt + tt) if torch else None),
         ("t * 2.0 (100 f32)", lambda: t * 2.0, lambda: a * 2.0,
@@ -24,6 +25,10 @@ def cases(np, st, torch):
          lambda: np.asarray(big), (lambda: torch.from_numpy(big)) if torch else None),
         ("np.asarray(t) vs np.asarray(a)", lambda: np.asarray(tbig),
          lambda: np.asarray(big), (lambda: tt.numpy()) if torch else None),
+        # NumPy tries the buffer protocol before anything else, so np.asarray(t) costs at
+        # least what np.asarray of any buffer exporter does: this row compares the two.
+        ("np.asarray(t) vs np.asarray(memoryview)", lambda: np.asarray(tbig),
+         lambda: np.asarray(mv), None),
         ("t.numpy() vs np.asarray(a)", lambda: tbig.numpy(), lambda: np.asarray(big),
          (lambda: tt.numpy()) if torch else None),
     ]

@@ -88,8 +88,8 @@ def test_from_numpy_read_only_and_errors_unchanged():
 
 
 def test_numpy_after_numpy_module_attribute_is_replaced_in_child():
-    # The cached asarray is fixed at the first call: replacing numpy.asarray later does not
-    # change t.numpy() (and nothing crashes at exit).
+    # t.numpy() builds its array through NumPy's C API: replacing numpy.asarray does not
+    # change it (and nothing crashes at exit).
     assert_clean(
         "import numpy as np, strata as st\n"
         "t = st.ones(3)\n"
@@ -100,3 +100,94 @@ def test_numpy_after_numpy_module_attribute_is_replaced_in_child():
         "np.asarray = orig\n"
         "assert (y == 1).all() and y.ctypes.data == t.data_ptr()\n"
     )
+
+
+# ----- the direct NumPy paths (crates/strata-py/src/ndarray.rs) -----
+
+# Every NumPy integer spelling: int64 is NPY_LONG on LP64 systems, longlong a distinct
+# type number of the same size; intc / uintc are NPY_INT / NPY_UINT.
+DIRECT_DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.intc, np.uintc,
+                 np.int32, np.uint32, np.int64, np.uint64, np.longlong, np.ulonglong,
+                 np.float16, np.float32, np.float64]
+
+
+@pytest.mark.parametrize("dt", DIRECT_DTYPES, ids=lambda d: np.dtype(d).name + np.dtype(d).char)
+def test_from_numpy_direct_path_every_dtype_spelling(dt):
+    a = (np.arange(24) % 7).astype(dt).reshape(2, 3, 4)
+    for v in (a, a[::-1, :, ::2], a.transpose(2, 0, 1), a[1], a[0, 0, 0:0], np.asarray(a[1, 2, 3])):
+        t = st.from_numpy(v)
+        assert t.shape == v.shape
+        assert t.dtype.itemsize == v.dtype.itemsize
+        assert t.stride() == tuple(s // v.itemsize for s in v.strides)
+        if v.size:
+            assert t.data_ptr() == v.ctypes.data
+        back = t.numpy()
+        assert back.dtype == v.dtype, (back.dtype, v.dtype)
+        assert back.strides == v.strides and back.shape == v.shape
+        np.testing.assert_array_equal(back, v)
+        if v.size:
+            assert back.ctypes.data == v.ctypes.data
+
+
+def test_numpy_direct_path_flags_match_a_numpy_view():
+    t = st.arange(24, dtype=st.float32).reshape(4, 6)
+    for v in (t, t.T, t[:, ::2], t.flip(0), t[1:3], t[0, 0]):
+        x = v.numpy()
+        y = np.asarray(memoryview(v))
+        assert x.flags.c_contiguous == y.flags.c_contiguous
+        assert x.flags.f_contiguous == y.flags.f_contiguous
+        assert x.flags.aligned and x.flags.writeable
+        assert x.strides == y.strides and x.shape == y.shape
+        np.testing.assert_array_equal(x, y)
+
+
+def test_numpy_export_pins_the_storage_until_the_array_goes():
+    # While an array from t.numpy() lives, the storage cannot move into shared memory
+    # (the array would keep the old bytes); once it is gone, it can.
+    t = st.zeros(8)
+    x = t.numpy()
+    with pytest.raises(Exception, match="export"):
+        t.share_memory_()
+    x[0] = 5.0
+    assert t[0].item() == 5.0
+    del x
+    gc.collect()
+    t.share_memory_()
+    assert t.is_shared() and t[0].item() == 5.0
+
+
+def test_from_numpy_direct_path_refusals_take_the_buffer_errors():
+    with pytest.raises(Exception, match="byte order"):
+        st.from_numpy(np.arange(3, dtype=">f4"))
+    with pytest.raises(Exception, match="datetime|unsupported"):
+        st.from_numpy(np.arange(3, dtype="datetime64[s]"))
+    with pytest.raises(Exception, match="unsupported|format"):
+        st.from_numpy(np.zeros(3, dtype=np.complex128))
+    # Subclasses (np.memmap, np.matrix, user subclasses) take the buffer protocol.
+    m = np.asmatrix(np.arange(6.0).reshape(2, 3))
+    tm = st.from_numpy(m)
+    assert tm.shape == (2, 3) and tm.data_ptr() == m.ctypes.data
+
+
+def test_from_numpy_direct_path_hostile_extents_raise():
+    from numpy.lib.stride_tricks import as_strided
+    base = np.zeros(4, dtype=np.float64)
+    huge = as_strided(base, shape=(3,), strides=(2**62,))
+    with pytest.raises(Exception, match="from_numpy"):
+        st.from_numpy(huge)
+    odd = as_strided(base, shape=(2,), strides=(3,))
+    with pytest.raises(Exception, match="multiple of the element size"):
+        st.from_numpy(odd)
+
+
+def test_from_numpy_direct_path_shows_the_array_to_the_collector():
+    # The tensor's __traverse__ visits the array it holds (so cycles through it can be
+    # collected), for the direct path as for the buffer path; a shared storage is not
+    # visited.
+    a = np.arange(5.0)
+    t = st.from_numpy(a)
+    assert any(r is a for r in gc.get_referents(t))
+    v = t[1:]
+    assert not any(r is a for r in gc.get_referents(t))
+    del v
+    assert any(r is a for r in gc.get_referents(t))

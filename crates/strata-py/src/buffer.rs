@@ -11,7 +11,7 @@
 //! kernel runs on another thread; the per-storage borrow only orders strata's own
 //! accesses. This is the same contract as `torch.from_numpy`.
 
-use std::ffi::{c_int, CString};
+use std::ffi::{c_int, CStr};
 use std::ptr::NonNull;
 
 use pyo3::exceptions::PyBufferError;
@@ -26,20 +26,20 @@ use crate::errors::{err, IntoPy};
 use crate::tensor::PyTensor;
 
 /// The PEP 3118 format character of a dtype (`None` for bfloat16, which has none).
-fn format_of(dt: DType) -> Option<&'static str> {
+fn format_of(dt: DType) -> Option<&'static CStr> {
     Some(match dt {
-        DType::Bool => "?",
-        DType::U8 => "B",
-        DType::I8 => "b",
-        DType::I16 => "h",
-        DType::U16 => "H",
-        DType::I32 => "i",
-        DType::U32 => "I",
-        DType::I64 => "q",
-        DType::U64 => "Q",
-        DType::F16 => "e",
-        DType::F32 => "f",
-        DType::F64 => "d",
+        DType::Bool => c"?",
+        DType::U8 => c"B",
+        DType::I8 => c"b",
+        DType::I16 => c"h",
+        DType::U16 => c"H",
+        DType::I32 => c"i",
+        DType::U32 => c"I",
+        DType::I64 => c"q",
+        DType::U64 => c"Q",
+        DType::F16 => c"e",
+        DType::F32 => c"f",
+        DType::F64 => c"d",
         DType::BF16 => return None,
     })
 }
@@ -65,11 +65,10 @@ fn bf16_error(op: &'static str) -> PyErr {
     )
 }
 
-/// What an exported `Py_buffer` keeps in `internal`.
+/// What an exported `Py_buffer` keeps in `internal`: the shape then the byte strides
+/// (one allocation), and the pin.
 struct Export {
-    shape: Vec<ffi::Py_ssize_t>,
-    strides: Vec<ffi::Py_ssize_t>,
-    format: CString,
+    dims: Vec<ffi::Py_ssize_t>,
     _pin: strata::storage::ExportPin,
 }
 
@@ -116,17 +115,15 @@ pub unsafe fn get_buffer(
         return Err(PyBufferError::new_err("the tensor is not contiguous"));
     }
     let item = t.dtype().itemsize() as isize;
+    let nd = t.ndim();
+    let mut dims = Vec::with_capacity(2 * nd);
+    dims.extend(t.shape().iter().map(|&n| n as ffi::Py_ssize_t));
+    // Saturating: a stride times the item size can only pass `isize` on a dim of at most
+    // one element or in a view without elements, where it is never stepped (a stepped
+    // dim's span lies within the storage).
+    dims.extend(t.strides().iter().map(|&s| s.saturating_mul(item)));
     let export = Box::new(Export {
-        shape: t.shape().iter().map(|&n| n as ffi::Py_ssize_t).collect(),
-        // Saturating: a stride times the item size can only pass `isize` on a dim of at
-        // most one element or in a view without elements, where it is never stepped
-        // (a stepped dim's span lies within the storage).
-        strides: t
-            .strides()
-            .iter()
-            .map(|&s| s.saturating_mul(item))
-            .collect(),
-        format: CString::new(fmt).map_err(|_| PyBufferError::new_err("format"))?,
+        dims,
         _pin: t.storage().pin_export(),
     });
     // SAFETY: `view` is a valid, writable Py_buffer (caller contract); the pointers stored
@@ -140,17 +137,17 @@ pub unsafe fn get_buffer(
         (*view).readonly = read_only as c_int;
         (*view).ndim = t.ndim() as c_int;
         (*view).format = if flags & ffi::PyBUF_FORMAT == ffi::PyBUF_FORMAT {
-            export.format.as_ptr() as *mut _
+            fmt.as_ptr() as *mut _
         } else {
             std::ptr::null_mut()
         };
         (*view).shape = if flags & ffi::PyBUF_ND == ffi::PyBUF_ND {
-            export.shape.as_ptr() as *mut _
+            export.dims.as_ptr() as *mut _
         } else {
             std::ptr::null_mut()
         };
         (*view).strides = if flags & ffi::PyBUF_STRIDES == ffi::PyBUF_STRIDES {
-            export.strides.as_ptr() as *mut _
+            export.dims[nd..].as_ptr() as *mut _
         } else {
             std::ptr::null_mut()
         };
@@ -270,7 +267,12 @@ pub fn traverse_owner(owner: &Owner, visit: &PyVisit<'_>) -> Result<(), PyTraver
         // buffer", e.g. at exit for a tensor unpickled from protocol-5 buffers). Unseen,
         // it counts as referenced from outside and is released with the storage.
         Some(h) if !h.exporter_is_memoryview => visit.call(&h.exporter),
-        _ => Ok(()),
+        Some(_) => Ok(()),
+        // An array `from_numpy` read directly (`ndarray.rs`).
+        None => match owner {
+            Owner::Foreign(o) => crate::ndarray::held_array(&**o).map_or(Ok(()), |a| visit.call(a)),
+            _ => Ok(()),
+        },
     }
 }
 
@@ -290,6 +292,9 @@ fn held_buffer(owner: &Owner) -> Option<&HeldBuffer> {
 /// storage is not such an import, or when it may move (see [`Exclusive`]).
 pub fn buffer_owner_type(py: Python<'_>, storage: &Storage) -> Option<String> {
     storage.with_owner(|o| match o {
+        Owner::Foreign(f) if crate::ndarray::held_array(&**f).is_some() => {
+            Some("numpy.ndarray".to_string())
+        }
         Owner::Foreign(f) => f.downcast_ref::<HeldBuffer>().map(|h| {
             h.exporter.as_ref().map_or_else(
                 || "buffer".to_string(),
@@ -370,6 +375,10 @@ fn dtype_of_format(fmt: &str, itemsize: usize) -> PyResult<DType> {
 /// Wraps any buffer-protocol object as a tensor without copying (negative strides
 /// included), keeping the exporter alive. Read-only buffers give read-only tensors.
 pub fn from_buffer(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
+    // A plain NumPy array is read directly (its `bf_getbuffer` is most of the cost).
+    if let Some(r) = crate::ndarray::from_ndarray(obj) {
+        return r;
+    }
     from_buffer_owned(obj, false)
 }
 
@@ -447,8 +456,37 @@ pub fn from_buffer_owned(obj: &Bound<'_, PyAny>, exclusive: bool) -> PyResult<Te
         };
         (shape, strides)
     };
-    let mut strides = Vec::with_capacity(nd);
-    for &s in &bstrides {
+    let (buf, read_only) = (v.buf as *mut u8, v.readonly != 0);
+    let owner: Box<dyn std::any::Any + Send + Sync> = if exclusive {
+        Box::new(Exclusive(Box::new(held)))
+    } else {
+        Box::new(held)
+    };
+    // SAFETY: the exporter guarantees the bytes from the lowest to the highest element are
+    // valid (and writable unless read-only) while the buffer is held, and `owner` holds
+    // it (Note [Buffer ownership]).
+    unsafe { wrap_foreign(buf, itemsize, shape, &bstrides, dtype, read_only, owner) }
+}
+
+/// A tensor over foreign memory described by an exporter (a buffer, a NumPy array):
+/// `shape` and byte strides `bstrides` from `buf` (the first element), checked against
+/// overflow and the address space, since they come from outside.
+///
+/// # Safety
+/// Every byte from the lowest to the highest element must stay valid (and writable unless
+/// `read_only`) for as long as `owner` lives.
+pub(crate) unsafe fn wrap_foreign(
+    buf: *mut u8,
+    itemsize: usize,
+    shape: Vec<usize>,
+    bstrides: &[isize],
+    dtype: DType,
+    read_only: bool,
+    owner: Box<dyn std::any::Any + Send + Sync>,
+) -> PyResult<Tensor> {
+    let over = |what: String| err(ErrorKind::Overflow, "from_numpy", what);
+    let mut strides = Vec::with_capacity(shape.len());
+    for &s in bstrides {
         if s % itemsize as isize != 0 {
             return Err(err(
                 ErrorKind::Shape,
@@ -459,7 +497,6 @@ pub fn from_buffer_owned(obj: &Bound<'_, PyAny>, exclusive: bool) -> PyResult<Te
         strides.push(s / itemsize as isize);
     }
     let numel = strata::layout::checked_numel("from_numpy", &shape).py()?;
-    let buf = v.buf as *mut u8;
     // The element range, in i128 and checked: the exporter's sizes and strides are
     // untrusted (`as_strided` or `broadcast_to` arrays can be of any extent).
     let extent = || -> Option<(i128, i128)> {
@@ -496,16 +533,9 @@ pub fn from_buffer_owned(obj: &Bound<'_, PyAny>, exclusive: bool) -> PyResult<Te
         )));
     }
     let base = buf.wrapping_offset(lo * itemsize as isize);
-    let read_only = v.readonly != 0;
     let base = NonNull::new(base).unwrap_or(NonNull::dangling());
-    let owner: Box<dyn std::any::Any + Send + Sync> = if exclusive {
-        Box::new(Exclusive(Box::new(held)))
-    } else {
-        Box::new(held)
-    };
-    // SAFETY: the exporter guarantees the bytes from the lowest to the highest element are
-    // valid (and writable unless read-only) while the buffer is held; `held` (inside
-    // `owner`) releases the buffer only when the storage goes (Note [Buffer ownership]).
+    // SAFETY: the caller's contract: the bytes stay valid while `owner` (which the
+    // storage keeps until it goes) lives.
     let storage = unsafe { Storage::from_foreign(base, nbytes, read_only, owner) };
     let layout = Layout::new(&shape, &strides, (-lo) as usize).py()?;
     Tensor::from_parts(storage, layout, dtype).py()
@@ -518,11 +548,5 @@ pub fn to_numpy<'py>(slf: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyAny>> 
     if t.dtype() == DType::BF16 {
         return Err(bf16_error("numpy"));
     }
-    // `numpy.asarray`, looked up once (an import per call was half of `t.numpy()`'s time).
-    static ASARRAY: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
-    let py = slf.py();
-    let asarray = ASARRAY.get_or_try_init(py, || {
-        py.import("numpy")?.getattr("asarray").map(Bound::unbind)
-    })?;
-    asarray.bind(py).call1((slf,))
+    crate::ndarray::to_ndarray(slf.as_any(), t)
 }

@@ -12,6 +12,7 @@ mod errors;
 mod files;
 mod freelist;
 mod module;
+mod ndarray;
 mod shm;
 mod tensor;
 

@@ -353,24 +353,39 @@ unsafe fn walk_copy<T: Copy>(dst: &Tensor, src: &Tensor) {
     let o = dst.storage().data_ptr().cast::<T>();
     let i = src.storage().data_ptr().cast::<T>().cast_const();
     let (mut po, mut pi) = (dst.offset() as isize, src.offset() as isize);
-    let mut at = [0usize; crate::tensor::MAX_NDIM];
-    for _ in 0..n {
-        // SAFETY: `(po, pi)` are the element indices of one coordinate inside both
-        // layouts (the walk below only visits coordinates within the shape).
+    let Some(last) = shape.len().checked_sub(1) else {
+        // SAFETY: a 0-d tensor's one element is at its offset.
         unsafe { o.offset(po).write_unaligned(i.offset(pi).read_unaligned()) };
+        return;
+    };
+    if n == 0 {
+        return;
+    }
+    // The innermost dim as a tight loop, the outer ones walked as a counter.
+    let (inner, di, si) = (shape[last], ds[last], ss[last]);
+    let outer = &shape[..last];
+    let mut at = [0usize; crate::tensor::MAX_NDIM];
+    for _ in 0..n / inner {
+        for k in 0..inner as isize {
+            // SAFETY: `k < inner` keeps both indices on this row, inside both layouts.
+            unsafe {
+                o.offset(po + k * di)
+                    .write_unaligned(i.offset(pi + k * si).read_unaligned())
+            };
+        }
         // Steps only within the shape, then rewinds by `(n-1)·stride`: both stay inside
         // the extent (L2), while a step past the end of a size-1 dim (whose stride may be
         // anything) could overflow.
-        for d in (0..shape.len()).rev() {
-            if at[d] + 1 < shape[d] {
+        for d in (0..outer.len()).rev() {
+            if at[d] + 1 < outer[d] {
                 at[d] += 1;
                 po += ds[d];
                 pi += ss[d];
                 break;
             }
-            let last = shape[d] as isize - 1;
-            po -= ds[d] * last;
-            pi -= ss[d] * last;
+            let back = outer[d] as isize - 1;
+            po -= ds[d] * back;
+            pi -= ss[d] * back;
             at[d] = 0;
         }
     }
