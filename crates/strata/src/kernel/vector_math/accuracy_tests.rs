@@ -154,7 +154,7 @@ fn cases_f32() -> Vec<Case32> {
         ("asinh", f32_math::asinh, f64::asinh, 1.0),
         ("acosh", f32_math::acosh, f64::acosh, 1.0),
         ("atanh", f32_math::atanh, f64::atanh, 1.0),
-        ("erf", crate::kernel::math::erf_f32, libm::erf, 1.0),
+        ("erf", f32_math::erf, libm::erf, 1.0),
         (
             "sigmoid",
             f32_math::sigmoid,
