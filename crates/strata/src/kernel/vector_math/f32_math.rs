@@ -5,9 +5,7 @@
 
 use super::{horner, pow2, round_int};
 use crate::kernel::elementwise_loops::{Fixup, Map1, VectorFn};
-use std::f64::consts::{
-    FRAC_1_PI, FRAC_PI_2, FRAC_PI_4, LN_2, LOG10_2, LOG10_E, LOG2_E, SQRT_2,
-};
+use std::f64::consts::{FRAC_1_PI, FRAC_PI_2, FRAC_PI_4, LN_2, LOG10_2, LOG10_E, LOG2_E, SQRT_2};
 
 /// `eʳ` for `|r| ≤ ln2/2`: a degree-7 polynomial fitted to the relative error (near
 /// minimax, Lawson-weighted least squares), within 2⁻³⁴·⁵ (the Taylor polynomial of the
