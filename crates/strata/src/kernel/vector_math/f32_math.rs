@@ -591,7 +591,7 @@ pub(crate) fn asinh(x: f32) -> f32 {
 #[inline(always)]
 pub(crate) fn acosh(x: f32) -> f32 {
     let xd = x as f64;
-    let xx = if xd >= 1.0 && xd < f64::INFINITY {
+    let xx = if (1.0..f64::INFINITY).contains(&xd) {
         xd
     } else {
         1.0
@@ -625,7 +625,7 @@ pub(crate) fn atanh(x: f32) -> f32 {
     let v = flip(if a < ATANH_TINY { a } else { r }, x.is_sign_negative()) as f32;
     if x.abs() == 1.0 {
         flip(f64::INFINITY, x.is_sign_negative()) as f32
-    } else if !(x.abs() < 1.0) {
+    } else if x.abs() > 1.0 || x.is_nan() {
         f32::NAN
     } else {
         v
