@@ -3,7 +3,7 @@
 N = 1 << 20
 
 FUNCS = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "tanh",
-         "sigmoid", "erf", "asin", "atan", "asinh", "sinh"]
+         "sigmoid", "erf", "gelu", "asin", "atan", "asinh", "acosh", "atanh", "sinh"]
 
 
 def cases(np, st, torch):
@@ -13,16 +13,22 @@ def cases(np, st, torch):
         base = rng.uniform(-3.0, 3.0, N).astype(dtype)
         pos = rng.uniform(0.01, 10.0, N).astype(dtype)
         unit = rng.uniform(-0.99, 0.99, N).astype(dtype)
+        above1 = (pos + 1.0).astype(dtype)
         for f in FUNCS:
-            a = pos if f.startswith("log") else unit if f in ("asin",) else base
+            a = (pos if f.startswith("log") else unit if f in ("asin", "atanh")
+                 else above1 if f == "acosh" else base)
             s, t = st.from_numpy(a), (torch.from_numpy(a) if torch else None)
             np_fn = {"sigmoid": lambda a=a: 1.0 / (1.0 + np.exp(-a)),
-                     "erf": None}.get(f, getattr(np, {"asin": "arcsin", "atan": "arctan",
-                                                      "asinh": "arcsinh"}.get(f, f), None))
+                     "erf": None, "gelu": None}.get(
+                f, getattr(np, {"asin": "arcsin", "atan": "arctan", "asinh": "arcsinh",
+                                "acosh": "arccosh", "atanh": "arctanh"}.get(f, f), None))
             if np_fn is not None and f not in ("sigmoid",):
                 np_fn = (lambda g, a: lambda: g(a))(np_fn, a)
-            out.append((f"{f} 1M {dtype}", getattr(s, f),
-                        np_fn, (getattr(t, f) if t is not None else None)))
+            t_fn = None
+            if t is not None:  # torch.Tensor has no .gelu method
+                t_fn = ((lambda t=t: torch.nn.functional.gelu(t)) if f == "gelu"
+                        else getattr(t, f))
+            out.append((f"{f} 1M {dtype}", getattr(s, f), np_fn, t_fn))
         # Strided: every second element of a 2M array.
         a2 = rng.uniform(-3.0, 3.0, 2 * N).astype(dtype)
         s2 = st.from_numpy(a2)[::2]

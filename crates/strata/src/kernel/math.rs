@@ -335,7 +335,7 @@ macro_rules! real_impl {
 // elementwise loops compile to vector instructions (float32 entirely; float64 for the
 // exponentials and logarithms, the rest through the C library).
 real_impl!(
-    f32, super::vector_math::f32_math, erf_f32, erfinv_f32,
+    f32, super::vector_math::f32_math, super::vector_math::f32_math::erf, erfinv_f32,
         libm: erfcf hypotf nextafterf;
     f64, super::vector_math::f64_math, erf_f64, erfinv_f64, libm: erfc hypot nextafter
 );
@@ -631,14 +631,6 @@ const ERF_F64: ErfTerms = ErfTerms {
     one_at: 6.0,
 };
 
-/// Well within 1 ulp of `f32` (before the final rounding).
-const ERF_F32: ErfTerms = ErfTerms {
-    series: [10, 14, 18, 23],
-    cf: &[15, 9, 6, 4],
-    cf_step: 0.5,
-    one_at: 4.0,
-};
-
 /// `e^(−x²)` with the rounding error of `x²` compensated (Dekker's exact product).
 fn exp_neg_sq(x: f64) -> f64 {
     let p = x * x;
@@ -693,13 +685,6 @@ fn erf_with(x: f64, t: &ErfTerms) -> f64 {
 /// The error function in `f64`, within 4 ulp (≈1e-15 relative) over the whole line.
 pub(crate) fn erf_f64(x: f64) -> f64 {
     erf_with(x, &ERF_F64)
-}
-
-/// The error function in `f32`, computed in `f64` with the term counts of its range
-/// (scalar: a branch-free form has to run every term for every element, and measured 2×
-/// slower).
-pub(crate) fn erf_f32(x: f32) -> f32 {
-    erf_with(f64::from(x), &ERF_F32) as f32
 }
 
 /// `f16`/`bf16`: stored in half precision, computed in `f32`.
@@ -853,6 +838,7 @@ pub(crate) use {arm, half_arm};
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::vector_math::f32_math;
 
     #[test]
     fn erf_matches_known_values() {
@@ -879,10 +865,10 @@ mod tests {
             }
         }
         assert!(erf_f64(f64::NAN).is_nan());
-        assert!(erf_f32(f32::NAN).is_nan());
-        assert_eq!(erf_f32(0.5), 0.5204998778130465f64 as f32);
-        assert_eq!(erf_f32(-3.0), -0.9999779095030014f64 as f32);
-        assert_eq!((erf_f32(4.5), erf_f64(f64::INFINITY)), (1.0, 1.0));
+        assert!(f32_math::erf(f32::NAN).is_nan());
+        assert_eq!(f32_math::erf(0.5), 0.5204998778130465f64 as f32);
+        assert_eq!(f32_math::erf(-3.0), -0.9999779095030014f64 as f32);
+        assert_eq!((f32_math::erf(4.5), erf_f64(f64::INFINITY)), (1.0, 1.0));
         assert!(erf_f64(-0.0).is_sign_negative());
     }
 

@@ -83,7 +83,24 @@ fn sweep_f32(step: u32) -> Vec<f32> {
         v.push(f32::from_bits(s.to_bits().wrapping_add(1)));
     }
     // Dense runs around the points where formulas switch.
-    for centre in [0.35f32, 0.5, 1.0, 2.0, 4.0, 0.414_213_57, 20.0, 40.0] {
+    for centre in [
+        0.35f32,
+        0.5,
+        1.0,
+        2.0,
+        4.0,
+        0.414_213_57,
+        20.0,
+        40.0,
+        3.95,                        // erf's clamp
+        9.02,                        // tanh's clamp
+        1.0 / 1024.0,                // asinh: series / logarithm
+        1.0 / 536_870_912.0,         // atanh: x itself / logarithm (2⁻²⁹)
+        std::f32::consts::SQRT_2,    // the logarithms' mantissa split
+        std::f32::consts::FRAC_PI_2, // sin and cos: the reduction's boundaries
+        std::f32::consts::PI,
+        100.0 * std::f32::consts::PI,
+    ] {
         let c = centre.to_bits();
         for d in 0..2000u32 {
             v.push(f32::from_bits(c - 1000 + d));
@@ -154,7 +171,7 @@ fn cases_f32() -> Vec<Case32> {
         ("asinh", f32_math::asinh, f64::asinh, 1.0),
         ("acosh", f32_math::acosh, f64::acosh, 1.0),
         ("atanh", f32_math::atanh, f64::atanh, 1.0),
-        ("erf", crate::kernel::math::erf_f32, libm::erf, 1.0),
+        ("erf", f32_math::erf, libm::erf, 1.0),
         (
             "sigmoid",
             f32_math::sigmoid,

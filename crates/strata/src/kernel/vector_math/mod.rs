@@ -9,13 +9,18 @@
 //! element's path.
 //!
 //! **float32** (`f32_math.rs`) computes in float64: the argument reduction and the
-//! polynomial then carry about 40 good bits, and the one rounding to float32 at the end
-//! gives results within 1 ulp. `sin`, `cos`, `tan` reduce by a three-part π/2 below
-//! 5·10⁸ and take the C library's float64 function beyond: a block is computed in vector
+//! polynomial or rational function (fitted to the relative error, each within 2⁻³⁴ or
+//! better) then carry far more bits than float32 has, and the one rounding to float32 at
+//! the end gives results within 1 ulp (0.502 measured: nearly correctly rounded). `sin`
+//! and `cos` reduce by a three-part π (one polynomial for both), `tan` by π/2, below
+//! 5·10⁸, and take the C library's float64 function beyond: a block is computed in vector
 //! form, then its rare elements (if any) one by one ([`run_with_fixup`],
-//! `elementwise_loops::Fixup`) (the tests in `accuracy_tests.rs` sweep every
-//! function against the float64 C library, a higher-precision reference for float32, and
-//! assert the bound). Overflow and underflow come out of that final rounding for free.
+//! `elementwise_loops::Fixup`). `tanh` and `erf` are one rational function each (no
+//! exponential), and `asinh`, `acosh`, `atanh` one logarithm each (of a ratio, for
+//! `atanh`), with one float64 division apiece: their earlier forms, with two or three,
+//! stayed scalar. The tests in `accuracy_tests.rs` sweep every function against
+//! the float64 C library, a higher-precision reference for float32, and assert the
+//! bound. Overflow and underflow come out of that final rounding for free.
 //!
 //! **float64** (`f64_math.rs`): `exp`, `exp2`, `expm1`, `log`, `log2`, `log10`, `log1p`
 //! and what is built on them; the classic reductions (Cody–Waite with split constants,
