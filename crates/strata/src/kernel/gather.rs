@@ -168,15 +168,15 @@ pub(crate) fn index_offsets(
         if (p as usize).is_multiple_of(align_of::<i64>()) {
             // SAFETY: as above; aligned, and any bit pattern is an `i64`.
             let ix = unsafe { std::slice::from_raw_parts(p.cast::<i64>(), count) };
-            if let Some(n) = in_range(ix, bound.1) {
+            if let Ok(n) = i64::try_from(bound.1) {
                 let mut offs: Vec<isize> = try_vec(op, count)?;
-                // In range: the wrapped value is a position along a dim of a valid view,
-                // so its offset fits an `isize`.
-                offs.extend(ix.iter().map(|&v| {
-                    let wrapped = v + ((v >> 63) & n);
-                    (wrapped as isize).wrapping_mul(stride)
-                }));
-                return Ok(offs);
+                let level = crate::kernel::cpu::level();
+                // SAFETY: `count` slots are reserved; `wrap_offsets_on` writes them all.
+                if unsafe { wrap_offsets_on(level, ix, n, stride, offs.as_mut_ptr()) } {
+                    // SAFETY: every slot below `count` was written.
+                    unsafe { offs.set_len(count) };
+                    return Ok(offs);
+                }
             }
             // Out of range: the element-wise loop below names the first bad index.
         }
@@ -185,6 +185,76 @@ pub(crate) fn index_offsets(
     offs.resize(count, 0);
     add_index_offsets(op, &mut offs, index, Some(bound), stride)?;
     Ok(offs)
+}
+
+/// [`wrap_offsets`], compiled for `level`.
+///
+/// # Safety
+/// As for [`wrap_offsets`]; `level` at most [`cpu::level`](crate::kernel::cpu::level).
+unsafe fn wrap_offsets_on(
+    level: crate::kernel::cpu::Level,
+    ix: &[i64],
+    n: i64,
+    stride: isize,
+    out: *mut isize,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::kernel::cpu::Level;
+        #[target_feature(enable = "avx2,fma,f16c")]
+        unsafe fn on_avx2(ix: &[i64], n: i64, stride: isize, out: *mut isize) -> bool {
+            // SAFETY: the contract of `wrap_offsets_on`.
+            unsafe { wrap_offsets(ix, n, stride, out) }
+        }
+        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")]
+        unsafe fn on_avx512(ix: &[i64], n: i64, stride: isize, out: *mut isize) -> bool {
+            // SAFETY: the contract of `wrap_offsets_on`.
+            unsafe { wrap_offsets(ix, n, stride, out) }
+        }
+        match level {
+            // SAFETY: the caller's contract; the CPU has the level's features.
+            Level::Avx512 => return unsafe { on_avx512(ix, n, stride, out) },
+            // SAFETY: as above.
+            Level::Avx2 => return unsafe { on_avx2(ix, n, stride, out) },
+            Level::Portable => {}
+        }
+    }
+    let _ = level;
+    // SAFETY: the caller's contract.
+    unsafe { wrap_offsets(ix, n, stride, out) }
+}
+
+/// Writes `wrap(ix[j])·stride` to `out[j]` for every `j` in one branch-free pass and
+/// returns whether every value was in `-n..n` (`n ≥ 0`); when not, what was written
+/// is meaningless (the caller reports the first bad value another way).
+///
+/// The range test is one unsigned compare: `v + n` (mod 2⁶⁴) is below `2n` exactly
+/// for `-n ≤ v < n`.
+///
+/// # Safety
+/// `out` must be valid for `ix.len()` writes.
+#[inline(always)]
+unsafe fn wrap_offsets(ix: &[i64], n: i64, stride: isize, out: *mut isize) -> bool {
+    let span = (n as u64).wrapping_mul(2);
+    let mut bad = 0u64;
+    // Wrapping arithmetic: in range, the offset is a position along a dim of a valid
+    // view and fits; out of range, the result is discarded.
+    let wrap = |v: i64| v.wrapping_add((v >> 63) & n);
+    // SAFETY: every write is below `ix.len()` (caller's contract).
+    unsafe {
+        if stride == 1 {
+            for (j, &v) in ix.iter().enumerate() {
+                bad |= u64::from(v.wrapping_add(n) as u64 >= span);
+                *out.add(j) = wrap(v) as isize;
+            }
+        } else {
+            for (j, &v) in ix.iter().enumerate() {
+                bad |= u64::from(v.wrapping_add(n) as u64 >= span);
+                *out.add(j) = (wrap(v) as isize).wrapping_mul(stride);
+            }
+        }
+    }
+    bad == 0
 }
 
 /// `Some(size as i64)` when every value of `ix` is in `-size..size` (one pass for the
@@ -835,6 +905,16 @@ unsafe fn moves<const N: usize>(
                 let (w, a) = (wpos(j), apos(o));
                 for r in 0..nr {
                     mv(w + r * wr, a + r * ar);
+                }
+            }
+        } else if gather && g.bw == 1 {
+            // Columns of rows (`index_select` along an inner dim): per row, a contiguous
+            // run of the output from one row of the source.
+            for r in 0..nr {
+                let drow = d.offset(w0.wrapping_add(r.wrapping_mul(wr)));
+                let srow = s.offset(a_base.wrapping_add(r.wrapping_mul(ar)));
+                for (j, &o) in offs.iter().enumerate() {
+                    drow.add(j).write_unaligned(srow.offset(o).read_unaligned());
                 }
             }
         } else {
