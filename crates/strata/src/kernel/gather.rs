@@ -523,10 +523,7 @@ impl TruePlan {
         let counts: Vec<usize> = if par {
             use rayon::prelude::*;
             crate::kernel::pool::parallel(|_| {
-                bytes
-                    .par_chunks(MASK_CHUNK)
-                    .map(|c| count_true(c))
-                    .collect()
+                bytes.par_chunks(MASK_CHUNK).map(count_true).collect()
             })
         } else {
             vec![count_true(bytes)]
