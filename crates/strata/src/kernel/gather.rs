@@ -652,12 +652,13 @@ unsafe fn compact_on<O: Pos>(
 /// Writes `(base + i)·w` for every non-zero `bytes[i]`, in order, to `out`, which has
 /// room for exactly `count` of them (the number of non-zero bytes).
 ///
-/// Branch-free per byte. With `w = 1`, eight bytes at a time: a word of zeros is
-/// skipped, else its mask of non-zero bytes picks a row of [`SET_BITS`] and all eight
-/// slots from `k` are written (those past the word's count are overwritten by the next
-/// word) while at least eight slots remain. The rest (and any `w`) goes byte by byte up
-/// to the last non-zero byte, each writing its slot and advancing by its truth, so no
-/// write passes `count`; words of zeros are skipped there too.
+/// Branch-free per byte. With `w = 1` and at least one byte in 16 non-zero, eight bytes
+/// at a time: a word of zeros is skipped, else its mask of non-zero bytes picks a row of
+/// [`SET_BITS`] and all eight slots from `k` are written (those past the word's count
+/// are overwritten by the next word) while at least eight slots remain. The rest (and
+/// any `w`, and sparse masks) goes byte by byte up to the last non-zero byte, each
+/// writing its slot and advancing by its truth, so no write passes `count`; words of
+/// zeros are skipped there.
 ///
 /// # Safety
 /// `out` must be valid for `count` writes, `count` the number of non-zero bytes.
@@ -672,7 +673,9 @@ unsafe fn compact<O: Pos>(bytes: &[u8], count: usize, base: usize, w: isize, out
     // SAFETY: a word's eight writes are at `k..k + 8 ≤ count`; the byte loop's at `k`,
     // the number of non-zero bytes before `i < last`, below `count` (caller's contract).
     unsafe {
-        if w == 1 {
+        // The table pays off on dense masks; sparse ones are mostly words of zeros,
+        // which the byte loop below skips more cheaply.
+        if w == 1 && count >= n / 16 {
             while i + 8 <= n && k + 8 <= count {
                 let word = word_at(i);
                 if word != 0 {
