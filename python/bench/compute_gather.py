@@ -26,6 +26,11 @@ def cases(np, st, torch):
     # Arg-reductions.
     add("argmax 1M f32", s.argmax, lambda: np.argmax(a), t and t.argmax)
     add("argmin 1M f32", s.argmin, lambda: np.argmin(a), t and t.argmin)
+    rise = np.arange(N, dtype="float32")  # a new maximum in every block of the scan
+    srise = st.from_numpy(rise)
+    trise = torch.from_numpy(rise) if torch else None
+    add("argmax 1M f32, ascending", srise.argmax, lambda: np.argmax(rise),
+        trise is not None and trise.argmax)
     add("argmax 1M f32 [::2]", s2.argmax, lambda: np.argmax(a2[::2]), t2 is not None and t2.argmax)
     add("argmax(dim=1) (1000,1000)", lambda: sm.argmax(dim=1), lambda: m.argmax(axis=1),
         tm is not None and (lambda: tm.argmax(dim=1)))

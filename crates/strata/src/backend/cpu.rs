@@ -46,6 +46,20 @@ impl Backend for CpuBackend {
         kernel::gather::true_offsets(op, mask, weights)
     }
 
+    fn nonzero_flat(&self, op: &'static str, mask: &Tensor) -> Result<Option<Tensor>> {
+        kernel::gather::nonzero_flat(op, mask)
+    }
+
+    fn index_offsets(
+        &self,
+        op: &'static str,
+        index: &Tensor,
+        bound: (usize, usize),
+        stride: isize,
+    ) -> Result<Vec<isize>> {
+        kernel::gather::index_offsets(op, index, bound, stride)
+    }
+
     fn add_index_offsets(
         &self,
         op: &'static str,

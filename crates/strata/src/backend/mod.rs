@@ -88,6 +88,11 @@ pub(crate) trait Backend: Send + Sync {
         weights: &[isize],
     ) -> Result<Vec<isize>>;
 
+    /// `nonzero` of a 1-D `bool` tensor: the `(count, 1)` `int64` tensor of its true
+    /// positions, written in place; `None` when this backend has no direct path for the
+    /// mask's layout (the op then goes through [`true_offsets`](Self::true_offsets)).
+    fn nonzero_flat(&self, op: &'static str, mask: &Tensor) -> Result<Option<Tensor>>;
+
     /// Adds `index[j]·stride` to `offs[j]` for every element `j` (row-major) of the int64
     /// or uint64 `index`; with `bound = Some((dim, size))` each value is checked against
     /// `-size..size` first (negative counts from the end; out of range is the index
@@ -100,6 +105,23 @@ pub(crate) trait Backend: Send + Sync {
         bound: Option<(usize, usize)>,
         stride: isize,
     ) -> Result<()>;
+
+    /// The offsets `wrap(index[j])·stride` of every element `j` (row-major) of the int64
+    /// or uint64 `index`, each value checked against `-size..size` of `bound = (dim,
+    /// size)` first: [`add_index_offsets`](Self::add_index_offsets) into zeros, which is
+    /// what this default does.
+    fn index_offsets(
+        &self,
+        op: &'static str,
+        index: &Tensor,
+        bound: (usize, usize),
+        stride: isize,
+    ) -> Result<Vec<isize>> {
+        let mut offs: Vec<isize> = crate::error::try_vec(op, index.numel())?;
+        offs.resize(index.numel(), 0);
+        self.add_index_offsets(op, &mut offs, index, Some(bound), stride)?;
+        Ok(offs)
+    }
 
     /// `out[j, r] = src[src.offset + offs[j] + r·rest_strides]`, `out`'s first `nb` dims
     /// being the broadcast index dims (a fresh tensor, disjoint from `src`).

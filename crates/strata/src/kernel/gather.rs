@@ -148,6 +148,129 @@ pub(crate) fn add_index_offsets(
     bad.map_or(Ok(()), Err)
 }
 
+/// `wrap(index[j])·stride` for every element `j` (row-major) of an `i64` or `u64`
+/// `index`, each value checked against `-size..size` of `bound = (dim, size)` (the index
+/// error of [`add_index_offsets`] names the first bad one). A contiguous aligned `i64`
+/// index goes in two tight passes (extremes, then the offsets into a fresh vector);
+/// others through [`add_index_offsets`] into zeros.
+pub(crate) fn index_offsets(
+    op: &'static str,
+    index: &Tensor,
+    bound: (usize, usize),
+    stride: isize,
+) -> Result<Vec<isize>> {
+    let count = index.numel();
+    if index.dtype() == DType::I64 && index.layout().is_contiguous() {
+        let _g = acquire(op, &[(index.storage(), false)])?;
+        // SAFETY: a contiguous layout's elements are the `numel` values from its offset,
+        // inside its storage (L4), kept alive and unwritten by the borrow above.
+        let p = unsafe { (index.storage().data_ptr() as *const u8).add(index.offset() * 8) };
+        if (p as usize).is_multiple_of(align_of::<i64>()) {
+            // SAFETY: as above; aligned, and any bit pattern is an `i64`.
+            let ix = unsafe { std::slice::from_raw_parts(p.cast::<i64>(), count) };
+            if let Ok(n) = i64::try_from(bound.1) {
+                let mut offs: Vec<isize> = try_vec(op, count)?;
+                let level = crate::kernel::cpu::level();
+                // SAFETY: `count` slots are reserved; `wrap_offsets_on` writes them all.
+                if unsafe { wrap_offsets_on(level, ix, n, stride, offs.as_mut_ptr()) } {
+                    // SAFETY: every slot below `count` was written.
+                    unsafe { offs.set_len(count) };
+                    return Ok(offs);
+                }
+            }
+            // Out of range: the element-wise loop below names the first bad index.
+        }
+    }
+    let mut offs: Vec<isize> = try_vec(op, count)?;
+    offs.resize(count, 0);
+    add_index_offsets(op, &mut offs, index, Some(bound), stride)?;
+    Ok(offs)
+}
+
+/// [`wrap_offsets`], compiled for `level`.
+///
+/// # Safety
+/// As for [`wrap_offsets`]; `level` at most [`cpu::level`](crate::kernel::cpu::level).
+unsafe fn wrap_offsets_on(
+    level: crate::kernel::cpu::Level,
+    ix: &[i64],
+    n: i64,
+    stride: isize,
+    out: *mut isize,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::kernel::cpu::Level;
+        #[target_feature(enable = "avx2,fma,f16c")]
+        unsafe fn on_avx2(ix: &[i64], n: i64, stride: isize, out: *mut isize) -> bool {
+            // SAFETY: the contract of `wrap_offsets_on`.
+            unsafe { wrap_offsets(ix, n, stride, out) }
+        }
+        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")]
+        unsafe fn on_avx512(ix: &[i64], n: i64, stride: isize, out: *mut isize) -> bool {
+            // SAFETY: the contract of `wrap_offsets_on`.
+            unsafe { wrap_offsets(ix, n, stride, out) }
+        }
+        match level {
+            // SAFETY: the caller's contract; the CPU has the level's features.
+            Level::Avx512 => return unsafe { on_avx512(ix, n, stride, out) },
+            // SAFETY: as above.
+            Level::Avx2 => return unsafe { on_avx2(ix, n, stride, out) },
+            Level::Portable => {}
+        }
+    }
+    let _ = level;
+    // SAFETY: the caller's contract.
+    unsafe { wrap_offsets(ix, n, stride, out) }
+}
+
+/// Writes `wrap(ix[j])·stride` to `out[j]` for every `j` in one branch-free pass and
+/// returns whether every value was in `-n..n` (`n ≥ 0`); when not, what was written
+/// is meaningless (the caller reports the first bad value another way).
+///
+/// The range test is one unsigned compare: `v + n` (mod 2⁶⁴) is below `2n` exactly
+/// for `-n ≤ v < n`.
+///
+/// # Safety
+/// `out` must be valid for `ix.len()` writes.
+#[inline(always)]
+unsafe fn wrap_offsets(ix: &[i64], n: i64, stride: isize, out: *mut isize) -> bool {
+    let span = (n as u64).wrapping_mul(2);
+    let mut bad = 0u64;
+    // Wrapping arithmetic: in range, the offset is a position along a dim of a valid
+    // view and fits; out of range, the result is discarded.
+    let wrap = |v: i64| v.wrapping_add((v >> 63) & n);
+    // SAFETY: every write is below `ix.len()` (caller's contract).
+    unsafe {
+        if stride == 1 {
+            for (j, &v) in ix.iter().enumerate() {
+                bad |= u64::from(v.wrapping_add(n) as u64 >= span);
+                *out.add(j) = wrap(v) as isize;
+            }
+        } else {
+            for (j, &v) in ix.iter().enumerate() {
+                bad |= u64::from(v.wrapping_add(n) as u64 >= span);
+                *out.add(j) = (wrap(v) as isize).wrapping_mul(stride);
+            }
+        }
+    }
+    bad == 0
+}
+
+/// `Some(size as i64)` when every value of `ix` is in `-size..size` (one pass for the
+/// extremes, in blocks that vectorise).
+fn in_range(ix: &[i64], size: usize) -> Option<i64> {
+    let n = i64::try_from(size).ok()?;
+    let (lo, hi) = ix
+        .chunks(1 << 12)
+        .map(|c| {
+            c.iter()
+                .fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v), b.max(v)))
+        })
+        .fold((i64::MAX, i64::MIN), |(a, b), (c, d)| (a.min(c), b.max(d)));
+    (ix.is_empty() || (lo >= -n && hi < n)).then_some(n)
+}
+
 /// `out[j, r] = src[src.offset + offs[j] + r·rest_strides]`: `out`'s first `nb` dims are
 /// the broadcast index dims (walked row-major, `j` counting), the others the rest dims.
 /// `out` must not share memory with `src` (it is a fresh tensor).
@@ -329,83 +452,252 @@ pub(crate) fn flat_step(shape: &[usize], weights: &[isize]) -> Option<isize> {
 /// Mask bytes per parallel chunk of [`flat_true`].
 const MASK_CHUNK: usize = 1 << 16;
 
-/// `flat·w` for every non-zero byte of `bytes` (at flat index `flat`), in order: a
-/// counting pass, then a branch-free compaction; in parallel chunks (counts, then prefix
-/// sums giving each chunk its place) for large masks.
+/// `flat·w` for every non-zero byte of `bytes` (at flat index `flat`), in order (see
+/// [`true_positions`]).
 fn flat_true(op: &'static str, bytes: &[u8], w: isize) -> Result<Vec<isize>> {
-    let n = bytes.len();
-    let par = n >= crate::kernel::engine::PAR_MIN;
-    let chunks = n.div_ceil(MASK_CHUNK);
-    let counts: Vec<usize> = if par {
-        use rayon::prelude::*;
-        crate::kernel::pool::parallel(|_| {
-            (0..chunks)
-                .into_par_iter()
-                .map(|c| count_true(&bytes[c * MASK_CHUNK..((c + 1) * MASK_CHUNK).min(n)]))
-                .collect()
-        })
-    } else {
-        vec![count_true(bytes)]
-    };
-    let total: usize = counts.iter().sum();
-    let mut out: Vec<isize> = try_vec(op, total)?;
-    let dst = Shared(out.as_mut_ptr());
-    if par {
-        use rayon::prelude::*;
-        let mut starts = Vec::with_capacity(chunks);
-        let mut acc = 0usize;
-        for &c in &counts {
-            starts.push(acc);
-            acc += c;
-        }
-        crate::kernel::pool::parallel(|_| {
-            (0..chunks).into_par_iter().for_each(|c| {
-                let lo = c * MASK_CHUNK;
-                let part = &bytes[lo..(lo + MASK_CHUNK).min(n)];
-                // SAFETY: chunk `c` writes exactly its `counts[c]` slots from
-                // `starts[c]`, inside the `total` reserved; chunks write disjoint slots.
-                unsafe { compact(part, lo, w, dst.get().add(starts[c])) };
-            });
-        });
-    } else {
-        // SAFETY: `total` slots are reserved; `compact` writes exactly that many.
-        unsafe { compact(bytes, 0, w, dst.get()) };
+    let plan = TruePlan::new(bytes);
+    let mut out: Vec<isize> = try_vec(op, plan.total)?;
+    // SAFETY: `total` slots are reserved; `fill` writes exactly that many.
+    unsafe {
+        plan.fill(bytes, w, out.as_mut_ptr());
+        out.set_len(plan.total);
     }
-    // SAFETY: every slot below `total` was written above.
-    unsafe { out.set_len(total) };
     Ok(out)
 }
 
-/// The non-zero bytes of `bytes`, counted in a pass that vectorises.
+/// The `(count, 1)` `int64` tensor of the flat indices of the non-zero bytes of a
+/// contiguous `bool` tensor (`nonzero` of a 1-D mask), written in place: a counting
+/// pass, then the branch-free compaction straight into the result; `None` for a
+/// non-contiguous mask.
+pub(crate) fn nonzero_flat(op: &'static str, mask: &Tensor) -> Result<Option<Tensor>> {
+    debug_assert_eq!(mask.dtype(), DType::Bool);
+    if !mask.layout().is_contiguous() {
+        return Ok(None);
+    }
+    let _g = acquire(op, &[(mask.storage(), false)])?;
+    let base = mask.storage().data_ptr() as *const u8;
+    // SAFETY: a contiguous layout's elements are the `numel` bytes from its offset,
+    // inside its storage (L4), kept alive and unwritten by the borrow above.
+    let bytes = unsafe { std::slice::from_raw_parts(base.add(mask.offset()), mask.numel()) };
+    let plan = TruePlan::new(bytes);
+    // Not zeroed: `fill` writes every element (S5).
+    let out = crate::kernel::plan::output_for(&[plan.total, 1], DType::I64, &[])?;
+    let _w = acquire(op, &[(out.storage(), true)])?;
+    let dst = out.storage().data_ptr().cast::<i64>();
+    // SAFETY: the fresh contiguous output holds exactly `total` `i64`s from its start
+    // (offset 0), exclusively borrowed; `fill` writes exactly that many.
+    unsafe { plan.fill(bytes, 1, dst) };
+    drop(_w);
+    Ok(Some(out))
+}
+
+/// An output position of the compaction: `isize` offsets or `i64` indices.
+trait Pos: Copy {
+    fn from_isize(v: isize) -> Self;
+}
+impl Pos for isize {
+    #[inline(always)]
+    fn from_isize(v: isize) -> Self {
+        v
+    }
+}
+impl Pos for i64 {
+    #[inline(always)]
+    fn from_isize(v: isize) -> Self {
+        v as i64
+    }
+}
+
+/// The counts of [`true_positions`]: per parallel chunk for large masks (the chunks'
+/// places come from prefix sums), else one.
+struct TruePlan {
+    counts: Vec<usize>,
+    total: usize,
+    par: bool,
+}
+
+impl TruePlan {
+    fn new(bytes: &[u8]) -> TruePlan {
+        let n = bytes.len();
+        let par = n >= crate::kernel::engine::PAR_MIN;
+        let counts: Vec<usize> = if par {
+            use rayon::prelude::*;
+            crate::kernel::pool::parallel(|_| {
+                bytes.par_chunks(MASK_CHUNK).map(count_true).collect()
+            })
+        } else {
+            vec![count_true(bytes)]
+        };
+        let total = counts.iter().sum();
+        TruePlan { counts, total, par }
+    }
+
+    /// Writes `(flat index)·w` of every non-zero byte, in order, to `out`.
+    ///
+    /// # Safety
+    /// `out` must be valid for `self.total` writes, and `self` the plan of `bytes`.
+    unsafe fn fill<O: Pos>(&self, bytes: &[u8], w: isize, out: *mut O) {
+        let level = crate::kernel::cpu::level();
+        if self.par {
+            use rayon::prelude::*;
+            let mut starts = Vec::with_capacity(self.counts.len());
+            let mut acc = 0usize;
+            for &c in &self.counts {
+                starts.push(acc);
+                acc += c;
+            }
+            let dst = Shared(out);
+            crate::kernel::pool::parallel(|_| {
+                bytes
+                    .par_chunks(MASK_CHUNK)
+                    .enumerate()
+                    .for_each(|(c, part)| {
+                        // SAFETY: chunk `c` writes exactly its `counts[c]` slots from
+                        // `starts[c]`, inside the `total` reserved; chunks write
+                        // disjoint slots.
+                        unsafe {
+                            compact_on(
+                                level,
+                                part,
+                                self.counts[c],
+                                c * MASK_CHUNK,
+                                w,
+                                dst.get().add(starts[c]),
+                            )
+                        };
+                    });
+            });
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { compact_on(level, bytes, self.total, 0, w, out) };
+        }
+    }
+}
+
+/// The non-zero bytes of `bytes`, counted in byte lanes (255 at a time, so a lane
+/// cannot overflow) by a loop that vectorises.
 fn count_true(bytes: &[u8]) -> usize {
     bytes
-        .chunks(1 << 12)
-        .map(|c| c.iter().map(|&b| u32::from(b != 0)).sum::<u32>() as usize)
+        .chunks(255)
+        .map(|c| c.iter().fold(0u8, |a, &b| a + u8::from(b != 0)) as usize)
         .sum()
 }
 
-/// Writes `(base + i)·w` for every non-zero `bytes[i]`, in order, to `out`; returns how
-/// many. Branch-free: every byte before the last non-zero one writes its slot and
-/// advances by its truth, so no write passes the final count; eight zero bytes at a time
-/// are skipped.
+/// Bit `j` set when byte `j` (little-endian order) of `word` is non-zero.
+#[inline(always)]
+fn byte_mask(word: u64) -> usize {
+    const LO7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    // The high bit of each byte: set when the byte is non-zero.
+    let hi = ((word & LO7).wrapping_add(LO7) | word) & !LO7;
+    // The eight high bits gathered into the top byte (the products do not carry).
+    ((hi >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as usize
+}
+
+/// For each 8-bit mask, the positions of its set bits, in order (then zeros).
+static SET_BITS: [[u8; 8]; 256] = {
+    let mut t = [[0u8; 8]; 256];
+    let mut m = 0;
+    while m < 256 {
+        let (mut k, mut j) = (0, 0);
+        while j < 8 {
+            if m & (1 << j) != 0 {
+                t[m][k] = j as u8;
+                k += 1;
+            }
+            j += 1;
+        }
+        m += 1;
+    }
+    t
+};
+
+/// [`compact`], compiled for `level`.
 ///
 /// # Safety
-/// `out` must be valid for as many writes as `bytes` has non-zero bytes.
-unsafe fn compact(bytes: &[u8], base: usize, w: isize, out: *mut isize) -> usize {
-    let Some(last) = bytes.iter().rposition(|&b| b != 0) else {
-        return 0;
-    };
-    let mut k = 0usize;
-    let mut i = 0usize;
+/// As for [`compact`]; `level` at most [`cpu::level`](crate::kernel::cpu::level).
+unsafe fn compact_on<O: Pos>(
+    level: crate::kernel::cpu::Level,
+    bytes: &[u8],
+    count: usize,
+    base: usize,
+    w: isize,
+    out: *mut O,
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::kernel::cpu::Level;
+        #[target_feature(enable = "avx2,fma,f16c")]
+        unsafe fn on_avx2<O: Pos>(b: &[u8], count: usize, base: usize, w: isize, out: *mut O) {
+            // SAFETY: the contract of `compact_on`.
+            unsafe { compact(b, count, base, w, out) }
+        }
+        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")]
+        unsafe fn on_avx512<O: Pos>(b: &[u8], count: usize, base: usize, w: isize, out: *mut O) {
+            // SAFETY: the contract of `compact_on`.
+            unsafe { compact(b, count, base, w, out) }
+        }
+        match level {
+            // SAFETY: the caller's contract; the CPU has the level's features.
+            Level::Avx512 => return unsafe { on_avx512(bytes, count, base, w, out) },
+            // SAFETY: as above.
+            Level::Avx2 => return unsafe { on_avx2(bytes, count, base, w, out) },
+            Level::Portable => {}
+        }
+    }
+    let _ = level;
+    // SAFETY: the caller's contract.
+    unsafe { compact(bytes, count, base, w, out) }
+}
+
+/// Writes `(base + i)·w` for every non-zero `bytes[i]`, in order, to `out`, which has
+/// room for exactly `count` of them (the number of non-zero bytes).
+///
+/// Branch-free per byte. With `w = 1` and at least one byte in 16 non-zero, eight bytes
+/// at a time: a word of zeros is skipped, else its mask of non-zero bytes picks a row of
+/// [`SET_BITS`] and all eight slots from `k` are written (those past the word's count
+/// are overwritten by the next word) while at least eight slots remain. The rest (and
+/// any `w`, and sparse masks) goes byte by byte up to the last non-zero byte, each
+/// writing its slot and advancing by its truth, so no write passes `count`; words of
+/// zeros are skipped there.
+///
+/// # Safety
+/// `out` must be valid for `count` writes, `count` the number of non-zero bytes.
+#[inline(always)]
+unsafe fn compact<O: Pos>(bytes: &[u8], count: usize, base: usize, w: isize, out: *mut O) {
+    let n = bytes.len();
+    let (mut k, mut i) = (0usize, 0usize);
+    let word_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap_or([0; 8]));
     // Positions are valid offsets of a layout (the caller's mask), so `(base+i)·w` fits;
     // wrapping arithmetic only keeps debug builds from checking it per element.
-    let pos = |i: usize| ((base + i) as isize).wrapping_mul(w);
-    // SAFETY: each write is at `k`, the count of non-zero bytes before `i < last`, so
-    // below the total (caller's contract).
+    let pos = |i: usize| O::from_isize(((base + i) as isize).wrapping_mul(w));
+    // SAFETY: a word's eight writes are at `k..k + 8 ≤ count`; the byte loop's at `k`,
+    // the number of non-zero bytes before `i < last`, below `count` (caller's contract).
     unsafe {
+        // The table pays off on dense masks; sparse ones are mostly words of zeros,
+        // which the byte loop below skips more cheaply.
+        if w == 1 && count >= n / 16 {
+            while i + 8 <= n && k + 8 <= count {
+                let word = word_at(i);
+                if word != 0 {
+                    let m = byte_mask(word);
+                    let row = &SET_BITS[m];
+                    let b = (base + i) as isize;
+                    for j in 0..8 {
+                        *out.add(k + j) = O::from_isize(b + row[j] as isize);
+                    }
+                    k += m.count_ones() as usize;
+                }
+                i += 8;
+            }
+        }
+        if k == count {
+            return;
+        }
+        let Some(last) = bytes.iter().rposition(|&b| b != 0) else {
+            return;
+        };
         while i + 8 <= last {
-            let word = u64::from_ne_bytes(bytes[i..i + 8].try_into().unwrap_or([0; 8]));
-            if word != 0 {
+            if word_at(i) != 0 {
                 for j in 0..8 {
                     *out.add(k) = pos(i + j);
                     k += usize::from(bytes[i + j] != 0);
@@ -419,8 +711,9 @@ unsafe fn compact(bytes: &[u8], base: usize, w: isize, out: *mut isize) -> usize
             i += 1;
         }
         *out.add(k) = pos(last);
+        k += 1;
     }
-    k + 1
+    debug_assert_eq!(k, count);
 }
 
 /// The contiguous `i64` index fast path of [`add_index_offsets`]: one pass for the
@@ -428,19 +721,9 @@ unsafe fn compact(bytes: &[u8], base: usize, w: isize, out: *mut isize) -> usize
 /// values times `stride`. Returns false (having written nothing) when a value is out of
 /// range.
 fn offsets_in_range(offs: &mut [isize], ix: &[i64], size: usize, stride: isize) -> bool {
-    let Ok(n) = i64::try_from(size) else {
+    let Some(n) = in_range(ix, size) else {
         return false;
     };
-    let (lo, hi) = ix
-        .chunks(1 << 12)
-        .map(|c| {
-            c.iter()
-                .fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v), b.max(v)))
-        })
-        .fold((i64::MAX, i64::MIN), |(a, b), (c, d)| (a.min(c), b.max(d)));
-    if !ix.is_empty() && (lo < -n || hi >= n) {
-        return false;
-    }
     // In range: the wrapped value is a position along a dim of a valid view, so its
     // offset and the sum with the other dims' offsets fit an `isize`.
     for (o, &v) in offs.iter_mut().zip(ix) {
@@ -575,7 +858,10 @@ unsafe fn moves<const N: usize>(
     // keeps debug builds from checking each one.
     let w0 = g.w_off.wrapping_add((j0 as isize).wrapping_mul(g.bw));
     let wpos = |j: usize| w0.wrapping_add((j as isize).wrapping_mul(g.bw));
-    let apos = |o: isize| g.a_base.wrapping_add(o);
+    // A local copy: the writes below could alias `g` for all the compiler knows, and a
+    // reload per element costs in the tight loops.
+    let a_base = g.a_base;
+    let apos = |o: isize| a_base.wrapping_add(o);
     // SAFETY: the caller's contract; unaligned for foreign memory.
     unsafe {
         let mv = |w: isize, a: isize| {
@@ -619,6 +905,16 @@ unsafe fn moves<const N: usize>(
                 let (w, a) = (wpos(j), apos(o));
                 for r in 0..nr {
                     mv(w + r * wr, a + r * ar);
+                }
+            }
+        } else if gather && g.bw == 1 {
+            // Columns of rows (`index_select` along an inner dim): per row, a contiguous
+            // run of the output from one row of the source.
+            for r in 0..nr {
+                let drow = d.offset(w0.wrapping_add(r.wrapping_mul(wr)));
+                let srow = s.offset(a_base.wrapping_add(r.wrapping_mul(ar)));
+                for (j, &o) in offs.iter().enumerate() {
+                    drow.add(j).write_unaligned(srow.offset(o).read_unaligned());
                 }
             }
         } else {

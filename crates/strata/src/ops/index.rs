@@ -229,6 +229,17 @@ fn resolve(op: &'static str, t: &Tensor, key: &[TensorIndex]) -> Result<Resolved
     {
         // One mask alone (`x[mask]`): its offsets are the plan's.
         std::mem::take(o)
+    } else if let [Advanced {
+        kind: Kind::Ints(x),
+        dim,
+        ..
+    }] = &adv[..]
+    {
+        // One index tensor alone (`x[idx]`, `index_select`, `take`): its offsets straight
+        // into a fresh vector (the broadcast shape is its own).
+        let bound = (*dim, view.shape()[*dim]);
+        // backend seam
+        backend_of(op, &[x])?.index_offsets(op, x, bound, view.strides()[*dim])?
     } else {
         let mut offs: Vec<isize> = try_vec(op, count)?;
         offs.resize(count, 0);
@@ -402,6 +413,12 @@ impl Tensor {
         // Row-major strides as weights give flat indices; a shape whose element count
         // does not fit has none.
         checked_numel(OP, shape)?;
+        if nd == 1 {
+            // backend seam
+            if let Some(out) = backend_of(OP, &[&mask])?.nonzero_flat(OP, &mask)? {
+                return Ok(out);
+            }
+        }
         let weights = crate::layout::contiguous_strides(shape);
         let flat = true_offsets(OP, &mask, &weights)?;
         let n = flat.len();

@@ -15,7 +15,7 @@ use crate::dtype::Element;
 use crate::kernel::engine::par_from;
 
 /// Elements per block of the two-pass scan of a contiguous run.
-const SCAN_BLOCK: usize = 512;
+const SCAN_BLOCK: usize = 2048;
 /// Elements per parallel block of one long run.
 const BLOCK: usize = 1 << 16;
 /// Output elements per vertical column block.
@@ -104,6 +104,10 @@ unsafe fn scan_contig_on<T: Summable, const MAX: bool>(
 /// The extreme of `len` contiguous elements from `q` by a branch-free fold into
 /// [`LANES`] accumulators (NaNs skipped), and whether any element is NaN.
 ///
+/// NaNs are flagged by a second set of accumulators of the element type that keep the
+/// last NaN seen (a select of two values of the element's width, so the loop vectorises;
+/// a `bool` flag per lane would not).
+///
 /// # Safety
 /// The `len` elements must be readable.
 #[inline(always)]
@@ -111,7 +115,7 @@ unsafe fn block_extreme<T: Summable, const MAX: bool>(q: *const u8, len: usize) 
     let isz = size_of::<T>();
     let init = if MAX { T::lowest() } else { T::highest() };
     let mut acc = [init; LANES];
-    let mut nan = [false; LANES];
+    let mut nan = [init; LANES];
     let full = len / LANES * LANES;
     let mut i = 0;
     // SAFETY: every element read is one of the `len` (caller's contract).
@@ -124,12 +128,13 @@ unsafe fn block_extreme<T: Summable, const MAX: bool>(q: *const u8, len: usize) 
                 acc[k] = if t { x } else { acc[k] };
                 #[allow(clippy::eq_op)]
                 let is_nan = x != x;
-                nan[k] |= is_nan;
+                nan[k] = if is_nan { x } else { nan[k] };
             }
             i += LANES;
         }
         let mut m = acc[0];
-        let mut any_nan = nan.iter().fold(false, |a, &b| a | b);
+        #[allow(clippy::eq_op)]
+        let mut any_nan = nan.iter().fold(false, |a, &b| a | (b != b));
         for &a in &acc[1..] {
             let t = if MAX { a > m } else { a < m };
             m = if t { a } else { m };
@@ -145,6 +150,39 @@ unsafe fn block_extreme<T: Summable, const MAX: bool>(q: *const u8, len: usize) 
         }
         (m, any_nan)
     }
+}
+
+/// The position of the first of `len` contiguous elements from `q` equal to `m`, or
+/// `len`: [`LANES`] elements at a time tested together (a branch-free compare that
+/// vectorises), then the hit searched one by one.
+///
+/// # Safety
+/// The `len` elements must be readable.
+#[inline(always)]
+unsafe fn find_first_eq<T: Summable>(q: *const u8, len: usize, m: T) -> usize {
+    let isz = size_of::<T>();
+    let full = len / LANES * LANES;
+    let mut i = 0;
+    // SAFETY: every element read is one of the `len` (caller's contract).
+    unsafe {
+        while i < full {
+            let mut any = false;
+            for k in 0..LANES {
+                any |= T::load(q.add((i + k) * isz)) == m;
+            }
+            if any {
+                break;
+            }
+            i += LANES;
+        }
+        while i < len {
+            if T::load(q.add(i * isz)) == m {
+                return i;
+            }
+            i += 1;
+        }
+    }
+    len
 }
 
 /// The best of `n ≥ 1` contiguous elements and the index of its first occurrence, block
@@ -176,13 +214,11 @@ unsafe fn scan_contig<T: Summable, const MAX: bool>(p: *const u8, n: usize) -> (
             }
             let t = if MAX { m > best } else { m < best };
             if t {
-                for i in 0..len {
-                    let x = T::load(q.add(i * isz));
-                    if x == m {
-                        best = x;
-                        bi = lo + i;
-                        break;
-                    }
+                // `m` is one of the block's elements (not NaN: no NaN in the block).
+                let i = find_first_eq::<T>(q, len, m);
+                if i < len {
+                    best = T::load(q.add(i * isz));
+                    bi = lo + i;
                 }
             }
             lo += len;
