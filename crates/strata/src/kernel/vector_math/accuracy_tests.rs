@@ -543,9 +543,10 @@ fn check_f64<M: Map1<f64, f64> + Copy>(
 
 /// The bounds, in ulps against the references (the C library's float64 functions:
 /// glibc's for the circular and hyperbolic ones, the `libm` crate's (musl) for the
-/// inverse hyperbolic ones and erf; themselves up to about 1 ulp off, tanh 1.95 ulp
-/// measured; the bounds against the exact values, from mpmath, are in
-/// `python/tests/test_vector_math.py`).
+/// inverse hyperbolic ones and erf; themselves up to about 1 ulp off, glibc's tanh 1.95
+/// ulp measured). Measured here: 1 ulp apart for the circular functions, their inverses
+/// and erf; 2 for tanh, sinh, cosh, asinh, atanh, gelu. The bounds against the exact
+/// values (mpmath) are in `python/tests/test_vector_math.py`.
 #[test]
 fn float64_circular_hyperbolic_and_erf_within_their_bound_at_every_level() {
     let xs = sweep_f64_more();
@@ -635,7 +636,7 @@ fn float64_circular_hyperbolic_and_erf_within_their_bound_at_every_level() {
             Fixup(f64_math::Tanh),
             f64_math::tanh,
             f64::tanh,
-            3.0,
+            2.5,
             &xs,
         ),
     );
@@ -646,7 +647,7 @@ fn float64_circular_hyperbolic_and_erf_within_their_bound_at_every_level() {
             Fixup(f64_math::Sinh),
             f64_math::sinh,
             f64::sinh,
-            3.0,
+            2.5,
             &xs,
         ),
     );
@@ -657,7 +658,7 @@ fn float64_circular_hyperbolic_and_erf_within_their_bound_at_every_level() {
             Fixup(f64_math::Cosh),
             f64_math::cosh,
             f64::cosh,
-            3.0,
+            2.5,
             &xs,
         ),
     );
@@ -668,7 +669,7 @@ fn float64_circular_hyperbolic_and_erf_within_their_bound_at_every_level() {
             Fixup(f64_math::Asinh),
             f64_math::asinh,
             libm::asinh,
-            3.0,
+            2.5,
             &xs,
         ),
     );
@@ -679,7 +680,7 @@ fn float64_circular_hyperbolic_and_erf_within_their_bound_at_every_level() {
             Fixup(f64_math::Acosh),
             f64_math::acosh,
             acosh_ref,
-            3.0,
+            2.5,
             &xs,
         ),
     );
@@ -690,7 +691,7 @@ fn float64_circular_hyperbolic_and_erf_within_their_bound_at_every_level() {
             Fixup(f64_math::Atanh),
             f64_math::atanh,
             libm::atanh,
-            3.5,
+            2.5,
             &xs,
         ),
     );
@@ -712,7 +713,7 @@ fn float64_circular_hyperbolic_and_erf_within_their_bound_at_every_level() {
             Fixup(f64_math::Gelu),
             f64_math::gelu,
             gelu_ref,
-            2.0,
+            2.5,
             &xs,
         ),
     );
