@@ -155,7 +155,7 @@ F64_MORE = {
     "sinh": ("sinh", "hyp", 1.5),  # 1.40
     "cosh": ("cosh", "hyp", 1.5),  # 1.27
     "asinh": ("asinh", "wide", 2.0),  # 1.71
-    "acosh": ("acosh", "above1", 2.5),  # 2.40 (just above 1)
+    "acosh": ("acosh", "above1", 1.5),  # 1.14
     "atanh": ("atanh", "unit", 2.5),  # 1.87
     "erf": ("erf", "mid", 1.0),  # 0.67
 }

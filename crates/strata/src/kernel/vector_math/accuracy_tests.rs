@@ -830,7 +830,8 @@ fn float64_special_values() {
     let (inf, nan) = (f64::INFINITY, f64::NAN);
     let h = std::f64::consts::FRAC_PI_2;
     // (function, x, expected): ±0 with their signs, ±inf, the domain edges.
-    let cases: [(fn(f64) -> f64, f64, f64); 30] = [
+    type Case = (fn(f64) -> f64, f64, f64);
+    let cases: [Case; 30] = [
         (m::atan, -0.0, -0.0),
         (m::atan, inf, h),
         (m::atan, -inf, -h),

@@ -26,9 +26,8 @@
 //! form ([`f64_math::run_vector`]). Bounds in ulps of the exact result (tested against
 //! the C library in `accuracy_tests.rs` and against mpmath in
 //! `python/tests/test_vector_math.py`): 1 for the exponentials, logarithms, circular
-//! functions and their inverses and `erf`; 1.5 for `expm1`, `tanh`, `sinh`, `cosh`; 2
-//! for `asinh`; 2.5 for `atanh` and `acosh` (just above 1, where `√(d² + 2d)` rounds
-//! twice).
+//! functions and their inverses and `erf`; 1.5 for `expm1`, `tanh`, `sinh`, `cosh`,
+//! `acosh`; 2 for `asinh`; 2.5 for `atanh`.
 //!
 //! No function uses a fused multiply-add: the portable build has none (it would be a
 //! library call), and using it only where the CPU has it would make results depend on
