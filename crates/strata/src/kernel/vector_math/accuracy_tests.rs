@@ -12,7 +12,7 @@
 
 use super::{f32_math, f64_math};
 use crate::kernel::cpu::{self, Level};
-use crate::kernel::elementwise_loops::{map_at_level, Fixup, Map1};
+use crate::kernel::elementwise_loops::{map_at_level, Fixup, Map1, VectorFn};
 
 /// The levels this CPU supports.
 fn levels() -> Vec<Level> {
@@ -906,4 +906,40 @@ fn float64_special_values() {
         assert_eq!(f(-sub), -sub);
     }
     assert!(ulps_f64(m::erf(sub), libm::erf(sub)) <= 1.0);
+}
+
+#[test]
+fn float64_block_edges_agree_with_the_element_form() {
+    // Lengths around the 64-element block and the vector widths, with a rare trig
+    // argument in the tail: the block and tail paths give the element form's bits.
+    let mut xs: Vec<f64> = (0..300).map(|k| (k as f64 - 150.0) * 0.0173).collect();
+    xs[140] = 3e7;
+    fn check<V: VectorFn<f64> + Copy + Default>(name: &str, xs: &[f64]) {
+        for n in [
+            0usize, 1, 3, 4, 5, 7, 8, 9, 63, 64, 65, 127, 128, 129, 141, 300,
+        ] {
+            for level in levels() {
+                let got = map_at_level(level, &xs[..n], 1, Fixup(V::default()));
+                assert_eq!(got.len(), n);
+                for (k, &g) in got.iter().enumerate() {
+                    let want = Fixup(V::default()).one(xs[k]);
+                    assert_eq!(g.to_bits(), want.to_bits(), "{name} n = {n} at {level:?}");
+                }
+            }
+        }
+    }
+    check::<f64_math::Sin>("sin", &xs);
+    check::<f64_math::Cos>("cos", &xs);
+    check::<f64_math::Tan>("tan", &xs);
+    check::<f64_math::Atan>("atan", &xs);
+    check::<f64_math::Asin>("asin", &xs);
+    check::<f64_math::Acos>("acos", &xs);
+    check::<f64_math::Tanh>("tanh", &xs);
+    check::<f64_math::Sinh>("sinh", &xs);
+    check::<f64_math::Cosh>("cosh", &xs);
+    check::<f64_math::Asinh>("asinh", &xs);
+    check::<f64_math::Acosh>("acosh", &xs);
+    check::<f64_math::Atanh>("atanh", &xs);
+    check::<f64_math::Erf>("erf", &xs);
+    check::<f64_math::Gelu>("gelu", &xs);
 }
