@@ -332,12 +332,13 @@ macro_rules! real_impl {
 }
 
 // The transcendental functions come from `kernel/vector_math/`: branch-free code the
-// elementwise loops compile to vector instructions (float32 entirely; float64 for the
-// exponentials and logarithms, the rest through the C library).
+// elementwise loops compile to vector instructions (erfc, hypot, nextafter, powf and atan2
+// still call the C library).
 real_impl!(
     f32, super::vector_math::f32_math, super::vector_math::f32_math::erf, erfinv_f32,
         libm: erfcf hypotf nextafterf;
-    f64, super::vector_math::f64_math, erf_f64, erfinv_f64, libm: erfc hypot nextafter
+    f64, super::vector_math::f64_math, super::vector_math::f64_math::erf, erfinv_f64,
+        libm: erfc hypot nextafter
 );
 
 /// The inverse error function in `f64`: Giles' single-precision approximation ("Approximating

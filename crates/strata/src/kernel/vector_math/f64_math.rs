@@ -1,4 +1,4 @@
-//! float64 exponentials and logarithms, branch-free (see `mod.rs`).
+//! float64 transcendental functions, branch-free (see `mod.rs`).
 //!
 //! The reductions and polynomials are fdlibm's (`e_exp.c`, `e_log.c`, `e_log10.c`: the
 //! public-domain Sun library every C library's float64 math descends from), rewritten
@@ -7,7 +7,11 @@
 //! low part, then a rational form of the reduced function.
 
 use super::{horner, pow2, round_int};
-use std::f64::consts::{LN_2, LOG2_E, SQRT_2};
+use crate::error::Result;
+use crate::kernel::elementwise_loops::{unary_into, Fixup, Map1, VectorFn};
+use crate::ops::table::{Cost, Unary};
+use crate::Tensor;
+use std::f64::consts::{FRAC_1_SQRT_2, LN_2, LOG2_E, SQRT_2};
 
 /// ln2's high part (its low 32 bits zero) and the rest.
 const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
@@ -265,67 +269,868 @@ pub(crate) fn ln_1p(x: f64) -> f64 {
     }
 }
 
-// The other float64 functions, without a vector form yet: the C library's, one call per element
-// (their full-range argument reduction needs more than float64 arithmetic; see
-// `docs/ARCHITECTURE.md`).
+/// `v` with its sign flipped when `neg`.
+#[inline(always)]
+fn flip(v: f64, neg: bool) -> f64 {
+    f64::from_bits(v.to_bits() ^ (u64::from(neg) << 63))
+}
 
-/// Sine (C library).
+/// `x` with its low 32 bits cleared (21 significant bits: products of two are exact).
+#[inline(always)]
+fn low_zero(x: f64) -> f64 {
+    f64::from_bits(x.to_bits() & 0xffff_ffff_0000_0000)
+}
+
+/// `a + b` as the rounded sum and its exact rounding error (Knuth's two-sum).
+#[inline(always)]
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let bb = s - a;
+    (s, (a - (s - bb)) + (b - bb))
+}
+
+// ---- The circular functions: Cody–Waite by π/2 in four parts, fdlibm's kernels.
+
+/// `2/π`.
+const INV_PIO2: f64 = f64::from_bits(0x3fe4_5f30_6dc9_c883);
+/// π/2 in parts of 33, 33, 33 and 53 significant bits (fdlibm's `pio2_1`, `pio2_2`,
+/// `pio2_3`, `pio2_3t`): together about 152 bits.
+const PIO2_1: f64 = f64::from_bits(0x3ff9_21fb_5440_0000);
+const PIO2_2: f64 = f64::from_bits(0x3dd0_b461_1a60_0000);
+const PIO2_3: f64 = f64::from_bits(0x3ba3_198a_2e00_0000);
+const PIO2_3T: f64 = f64::from_bits(0x397b_839a_2520_49c1);
+
+/// Up to this magnitude [`rem_pio2`] is exact enough; beyond it, and for ±inf and NaN,
+/// the circular functions take the C library's form (one element at a time).
+pub(crate) const TRIG_FAST_MAX: f64 = 1_048_576.0; // 2²⁰
+
+/// `x = n·π/2 + (y0 + y1)` with `|y0 + y1| ≲ π/4`, `y1` below half an ulp of `y0`, for
+/// `|x| ≤` [`TRIG_FAST_MAX`]. Then `|n| < 2²⁰`, so `n·PIO2_1`, `n·PIO2_2` and `n·PIO2_3`
+/// are exact (33 + 20 bits), `x − n·PIO2_1` is exact (Sterbenz), the next two
+/// subtractions keep their rounding errors (two-sum), and only `n·PIO2_3T` (below 2⁻⁸³)
+/// rounds: the reduced argument carries about 150 bits of π/2, more than the ~60 that
+/// cancel for the doubles closest to a multiple of π/2 below 2²⁰ (fdlibm's `medium` case,
+/// with every round always done).
+#[inline(always)]
+fn rem_pio2(x: f64) -> (f64, f64, i64) {
+    let (fnn, n) = round_int(x * INV_PIO2);
+    let r1 = x - fnn * PIO2_1;
+    let (r2, e2) = two_sum(r1, -(fnn * PIO2_2));
+    let (r3, e3) = two_sum(r2, -(fnn * PIO2_3));
+    let lo = (e2 + e3) - fnn * PIO2_3T;
+    let y0 = r3 + lo;
+    (y0, (r3 - y0) + lo, n)
+}
+
+/// fdlibm's `__kernel_sin` polynomial (`sin x ≈ x + x³·S(x²)` on `|x| ≤ π/4`).
+const SIN_S: [f64; 6] = [
+    f64::from_bits(0xbfc5_5555_5555_5549),
+    f64::from_bits(0x3f81_1111_1110_f8a6),
+    f64::from_bits(0xbf2a_01a0_19c1_61d5),
+    f64::from_bits(0x3ec7_1de3_57b1_fe7d),
+    f64::from_bits(0xbe5a_e5e6_8a2b_9ceb),
+    f64::from_bits(0x3de5_d93a_5acf_d57c),
+];
+
+/// `sin(x + y)` for `|x| ≤ π/4`, `y` the tail of the reduced argument (fdlibm).
+#[inline(always)]
+fn k_sin(x: f64, y: f64) -> f64 {
+    let z = x * x;
+    let w = z * z;
+    let r = SIN_S[1] + z * (SIN_S[2] + z * SIN_S[3]) + z * w * (SIN_S[4] + z * SIN_S[5]);
+    let v = z * x;
+    x - ((z * (0.5 * y - v * r) - y) - v * SIN_S[0])
+}
+
+/// fdlibm's `__kernel_cos` polynomial.
+const COS_C: [f64; 6] = [
+    f64::from_bits(0x3fa5_5555_5555_554c),
+    f64::from_bits(0xbf56_c16c_16c1_5177),
+    f64::from_bits(0x3efa_01a0_19cb_1590),
+    f64::from_bits(0xbe92_7e4f_809c_52ad),
+    f64::from_bits(0x3e21_ee9e_bdb4_b1c4),
+    f64::from_bits(0xbda8_fae9_be88_38d4),
+];
+
+/// `cos(x + y)` for `|x| ≤ π/4` (fdlibm, as rewritten by musl without branches).
+#[inline(always)]
+fn k_cos(x: f64, y: f64) -> f64 {
+    let z = x * x;
+    let w = z * z;
+    let r = z * (COS_C[0] + z * (COS_C[1] + z * COS_C[2]))
+        + w * w * (COS_C[3] + z * (COS_C[4] + z * COS_C[5]));
+    let hz = 0.5 * z;
+    let w = 1.0 - hz;
+    w + (((1.0 - w) - hz) + (z * r - x * y))
+}
+
+/// fdlibm's `__kernel_tan` polynomial.
+const TAN_T: [f64; 13] = [
+    f64::from_bits(0x3fd5_5555_5555_5563),
+    f64::from_bits(0x3fc1_1111_1110_fe7a),
+    f64::from_bits(0x3fab_a1ba_1bb3_41fe),
+    f64::from_bits(0x3f96_64f4_8406_d637),
+    f64::from_bits(0x3f82_26e3_e96e_8493),
+    f64::from_bits(0x3f6d_6d22_c956_0328),
+    f64::from_bits(0x3f57_dbc8_fee0_8315),
+    f64::from_bits(0x3f43_44d8_f2f2_6501),
+    f64::from_bits(0x3f30_26f7_1a8d_1068),
+    f64::from_bits(0x3f14_7e88_a037_92a6),
+    f64::from_bits(0x3f12_b80f_32f0_a7e9),
+    f64::from_bits(0xbef3_75cb_db60_5373),
+    f64::from_bits(0x3efb_2a70_74bf_7ad4),
+];
+/// π/4 and the rest.
+const PIO4: f64 = f64::from_bits(0x3fe9_21fb_5444_2d18);
+const PIO4_LO: f64 = f64::from_bits(0x3c81_a626_3314_5c07);
+
+/// `tan(x + y)` (`odd` false) or `−1/tan(x + y)` (`odd` true) for `|x| ≤ π/4`: fdlibm's
+/// `__kernel_tan` with its three exits computed and selected; the two divisions of the
+/// exits that need one (`w²/(w ± 1)` above 0.6744, `−1/w` below) share one division.
+#[inline(always)]
+fn k_tan(x: f64, y: f64, odd: bool) -> f64 {
+    let big = x.abs() >= f64::from_bits(0x3fe5_9428_0000_0000);
+    let neg = x.is_sign_negative();
+    let (xa, ya) = if neg { (-x, -y) } else { (x, y) };
+    // Above 0.6744: tan(π/4 − x') from the reflected argument.
+    let xb = (PIO4 - xa) + (PIO4_LO - ya);
+    let x = if big { xb } else { x };
+    let y = if big { 0.0 } else { y };
+    let z = x * x;
+    let w = z * z;
+    let r = TAN_T[1]
+        + w * (TAN_T[3] + w * (TAN_T[5] + w * (TAN_T[7] + w * (TAN_T[9] + w * TAN_T[11]))));
+    let v = z
+        * (TAN_T[2]
+            + w * (TAN_T[4] + w * (TAN_T[6] + w * (TAN_T[8] + w * (TAN_T[10] + w * TAN_T[12])))));
+    let s = z * x;
+    let r = y + z * (s * (r + v) + y) + s * TAN_T[0];
+    let w = x + r;
+    let sg = if odd { -1.0 } else { 1.0 };
+    let (num, den) = if big { (w * w, w + sg) } else { (-1.0, w) };
+    let q = num / den;
+    let v_big = flip(sg - 2.0 * (x + (r - q)), neg);
+    // −1/(x + r) to within an ulp: the quotient corrected by its residual.
+    let w0 = low_zero(w);
+    let vv = r - (w0 - x);
+    let a0 = low_zero(q);
+    let v_odd = a0 + q * (1.0 + a0 * w0 + a0 * vv);
+    if big {
+        v_big
+    } else if odd {
+        v_odd
+    } else {
+        w
+    }
+}
+
+/// The sine, cosine and tangent as vector functions (`kernel/elementwise_loops.rs`'s
+/// [`VectorFn`]): the fast form reduces by [`rem_pio2`] up to [`TRIG_FAST_MAX`] and
+/// evaluates fdlibm's kernels; beyond (and at ±inf, NaN) each element takes the C
+/// library's function, whose reduction is exact at every magnitude.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Sin;
+/// See [`Sin`].
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Cos;
+/// See [`Sin`].
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Tan;
+
+/// Whether a circular function takes its scalar form at `x` (beyond [`TRIG_FAST_MAX`],
+/// ±inf, NaN).
+#[inline(always)]
+fn trig_rare(x: f64) -> bool {
+    x.abs() > TRIG_FAST_MAX || x.is_nan()
+}
+
+impl VectorFn<f64> for Sin {
+    #[inline(always)]
+    fn fast(x: f64) -> f64 {
+        let (y0, y1, n) = rem_pio2(x);
+        let (s, c) = (k_sin(y0, y1), k_cos(y0, y1));
+        let v = flip(if n & 1 == 1 { c } else { s }, n & 2 != 0);
+        // ±0 keeps its sign.
+        if x == 0.0 {
+            x
+        } else {
+            v
+        }
+    }
+    #[inline(always)]
+    fn rare(x: f64) -> bool {
+        trig_rare(x)
+    }
+    #[inline(always)]
+    fn exact(x: f64) -> f64 {
+        x.sin()
+    }
+}
+
+impl VectorFn<f64> for Cos {
+    #[inline(always)]
+    fn fast(x: f64) -> f64 {
+        let (y0, y1, n) = rem_pio2(x);
+        let (s, c) = (k_sin(y0, y1), k_cos(y0, y1));
+        // cos(θ + nπ/2) = sin(θ + (n + 1)π/2).
+        let n = n + 1;
+        flip(if n & 1 == 1 { c } else { s }, n & 2 != 0)
+    }
+    #[inline(always)]
+    fn rare(x: f64) -> bool {
+        trig_rare(x)
+    }
+    #[inline(always)]
+    fn exact(x: f64) -> f64 {
+        x.cos()
+    }
+}
+
+impl VectorFn<f64> for Tan {
+    #[inline(always)]
+    fn fast(x: f64) -> f64 {
+        let (y0, y1, n) = rem_pio2(x);
+        let v = k_tan(y0, y1, n & 1 == 1);
+        if x == 0.0 {
+            x
+        } else {
+            v
+        }
+    }
+    #[inline(always)]
+    fn rare(x: f64) -> bool {
+        trig_rare(x)
+    }
+    #[inline(always)]
+    fn exact(x: f64) -> f64 {
+        x.tan()
+    }
+}
+
+/// Sine (one element; the block loops run [`Sin`] a block at a time).
 #[inline(always)]
 pub(crate) fn sin(x: f64) -> f64 {
-    x.sin()
+    Fixup(Sin).one(x)
 }
-/// Cosine (C library).
+
+/// Cosine (one element; see [`sin`]).
 #[inline(always)]
 pub(crate) fn cos(x: f64) -> f64 {
-    x.cos()
+    Fixup(Cos).one(x)
 }
-/// Tangent (C library).
+
+/// Tangent (one element; see [`sin`]).
 #[inline(always)]
 pub(crate) fn tan(x: f64) -> f64 {
-    x.tan()
+    Fixup(Tan).one(x)
 }
-/// Hyperbolic tangent (C library: fdlibm's form on the expm1 above measured 3 ulp).
-#[inline(always)]
-pub(crate) fn tanh(x: f64) -> f64 {
-    x.tanh()
-}
-/// Arcsine (C library).
-#[inline(always)]
-pub(crate) fn asin(x: f64) -> f64 {
-    libm::asin(x)
-}
-/// Arccosine (C library).
-#[inline(always)]
-pub(crate) fn acos(x: f64) -> f64 {
-    libm::acos(x)
-}
-/// Arctangent (C library).
+
+// ---- The inverse circular functions (fdlibm's, one division each).
+
+/// `atan` of 0.5, 1, 1.5 and ∞, high and low parts (fdlibm).
+const ATAN_HI: [f64; 4] = [
+    f64::from_bits(0x3fdd_ac67_0561_bb4f),
+    f64::from_bits(0x3fe9_21fb_5444_2d18),
+    f64::from_bits(0x3fef_730b_d281_f69b),
+    f64::from_bits(0x3ff9_21fb_5444_2d18),
+];
+const ATAN_LO: [f64; 4] = [
+    f64::from_bits(0x3c7a_2b7f_222f_65e2),
+    f64::from_bits(0x3c81_a626_3314_5c07),
+    f64::from_bits(0x3c70_0788_7af0_cbbd),
+    f64::from_bits(0x3c91_a626_3314_5c07),
+];
+/// fdlibm's `atan` polynomial on `|t| ≤ 7/16`.
+const ATAN_T: [f64; 11] = [
+    f64::from_bits(0x3fd5_5555_5555_550d),
+    f64::from_bits(0xbfc9_9999_9998_ebc4),
+    f64::from_bits(0x3fc2_4924_9200_83ff),
+    f64::from_bits(0xbfbc_71c6_fe23_1671),
+    f64::from_bits(0x3fb7_45cd_c54c_206e),
+    f64::from_bits(0xbfb3_b0f2_af74_9a6d),
+    f64::from_bits(0x3fb1_0d66_a0d0_3d51),
+    f64::from_bits(0xbfad_de2d_52de_fd9a),
+    f64::from_bits(0x3fa9_7b4b_2476_0deb),
+    f64::from_bits(0xbfa2_b444_2c6a_6c2f),
+    f64::from_bits(0x3f90_ad3a_e322_da11),
+];
+
+/// Arctangent: fdlibm's five intervals (`|x|` below 7/16, 11/16, 19/16, 39/16, beyond),
+/// each reducing to `|t| ≤ 7/16` by one quotient: its numerator and denominator are
+/// selected, then divided once.
 #[inline(always)]
 pub(crate) fn atan(x: f64) -> f64 {
-    libm::atan(x)
+    let ax = x.abs();
+    let (num, den, hi, lo) = if ax < 0.4375 {
+        (ax, 1.0, 0.0, 0.0)
+    } else if ax < 0.6875 {
+        (2.0 * ax - 1.0, 2.0 + ax, ATAN_HI[0], ATAN_LO[0])
+    } else if ax < 1.1875 {
+        (ax - 1.0, ax + 1.0, ATAN_HI[1], ATAN_LO[1])
+    } else if ax < 2.4375 {
+        (ax - 1.5, 1.0 + 1.5 * ax, ATAN_HI[2], ATAN_LO[2])
+    } else {
+        (-1.0, ax, ATAN_HI[3], ATAN_LO[3])
+    };
+    let t = num / den;
+    let z = t * t;
+    let w = z * z;
+    let s1 = z
+        * (ATAN_T[0]
+            + w * (ATAN_T[2]
+                + w * (ATAN_T[4] + w * (ATAN_T[6] + w * (ATAN_T[8] + w * ATAN_T[10])))));
+    let s2 = w * (ATAN_T[1] + w * (ATAN_T[3] + w * (ATAN_T[5] + w * (ATAN_T[7] + w * ATAN_T[9]))));
+    // NaN passes through the last interval's quotient.
+    flip(hi - ((t * (s1 + s2) - lo) - t), x.is_sign_negative())
 }
-/// Hyperbolic sine (C library).
+
+/// π/2, high and low parts.
+const PIO2_HI: f64 = f64::from_bits(0x3ff9_21fb_5444_2d18);
+const PIO2_LO: f64 = f64::from_bits(0x3c91_a626_3314_5c07);
+/// fdlibm's `asin`/`acos` rational function `R(z) = z·P(z)/Q(z)`.
+const ASIN_P: [f64; 6] = [
+    f64::from_bits(0x3fc5_5555_5555_5555),
+    f64::from_bits(0xbfd4_d612_03eb_6f7d),
+    f64::from_bits(0x3fc9_c155_0e88_4455),
+    f64::from_bits(0xbfa4_8228_b568_8f3b),
+    f64::from_bits(0x3f49_efe0_7501_b288),
+    f64::from_bits(0x3f02_3de1_0dfd_f709),
+];
+const ASIN_Q: [f64; 5] = [
+    1.0,
+    f64::from_bits(0xc003_3a27_1c8a_2d4b),
+    f64::from_bits(0x4000_2ae5_9c59_8ac8),
+    f64::from_bits(0xbfe6_066c_1b8d_0159),
+    f64::from_bits(0x3fb3_b8c5_b12e_9282),
+];
+
+/// The pieces of fdlibm's `asin`/`acos` at `z` (`x²` or `(1 − |x|)/2`): `(√z, its high
+/// part f, R(z), (z − f²)/(√z + f))`. fdlibm divides twice (`P/Q`, and the correction);
+/// here one reciprocal of the product of the denominators serves both (when `split`;
+/// else the correction is not needed): each quotient then carries about 1.5 ulp instead
+/// of 0.5, in terms that weigh below a tenth of the result.
+#[inline(always)]
+fn asin_parts(z: f64, split: bool) -> (f64, f64, f64, f64) {
+    let s = z.sqrt();
+    let f = low_zero(s);
+    let p = z * horner(z, ASIN_P);
+    let q = horner(z, ASIN_Q);
+    let sf = if split { s + f } else { 1.0 };
+    let inv = 1.0 / (q * sf);
+    (s, f, p * sf * inv, (z - f * f) * q * inv)
+}
+
+/// Arcsine (fdlibm's three intervals: `|x| < 0.5`, below 0.975, above).
+#[inline(always)]
+pub(crate) fn asin(x: f64) -> f64 {
+    let ax = x.abs();
+    let small = ax < 0.5;
+    let high = ax >= f64::from_bits(0x3fef_3333_0000_0000);
+    let z = if small { ax * ax } else { (1.0 - ax) * 0.5 };
+    let (s, f, r, c) = asin_parts(z, !(small || high));
+    let v_small = ax + ax * r;
+    let v_high = PIO2_HI - (2.0 * (s + s * r) - PIO2_LO);
+    let v_mid = 0.5 * PIO2_HI - (2.0 * s * r - (PIO2_LO - 2.0 * c) - (0.5 * PIO2_HI - 2.0 * f));
+    // |x| > 1 takes √ of a negative number: NaN, as does NaN.
+    let v = if small {
+        v_small
+    } else if high {
+        v_high
+    } else {
+        v_mid
+    };
+    flip(v, x.is_sign_negative())
+}
+
+/// Arccosine (fdlibm's three intervals: `|x| < 0.5`, `x ≤ −0.5`, `x ≥ 0.5`).
+#[inline(always)]
+pub(crate) fn acos(x: f64) -> f64 {
+    let ax = x.abs();
+    let small = ax < 0.5;
+    let pos = !small && x > 0.0;
+    let z = if small { x * x } else { (1.0 - ax) * 0.5 };
+    let (s, df, r, c) = asin_parts(z, pos);
+    let v_small = PIO2_HI - (x - (PIO2_LO - x * r));
+    let v_neg = 2.0 * (PIO2_HI - (s + (r * s - PIO2_LO)));
+    let v_pos = 2.0 * (df + (r * s + c));
+    if small {
+        v_small
+    } else if x == 1.0 {
+        0.0 // (z = 0 there: the shared quotient is 0/0)
+    } else if pos {
+        v_pos
+    } else {
+        v_neg
+    }
+}
+
+// ---- The hyperbolic functions.
+
+/// `eˣ/2`, finite up to where that overflows (`x` ≈ 710.4759, past `eˣ`'s own limit).
+#[inline(always)]
+fn exp_half(x: f64) -> f64 {
+    let xc = x.clamp(-746.0, 711.0);
+    let (kf, k) = round_int(xc * LOG2_E);
+    let hi = xc - kf * LN2_HI;
+    let lo = kf * LN2_LO;
+    let v = scale(exp_reduced(hi, lo), k - 1);
+    if x > 710.475_860_073_943_9 {
+        f64::INFINITY
+    } else {
+        v
+    }
+}
+
+/// `tanh x = x + x·Σ cₖ·x²ᵏ` (Taylor, to x³⁹: below 2⁻⁶⁰ relative for `|x| < 0.5494`).
+const TANH_TAYLOR: [f64; 19] = [
+    f64::from_bits(0xbfd5_5555_5555_5555),
+    f64::from_bits(0x3fc1_1111_1111_1111),
+    f64::from_bits(0xbfab_a1ba_1ba1_ba1c),
+    f64::from_bits(0x3f96_64f4_882c_10fa),
+    f64::from_bits(0xbf82_26e3_55e6_c23d),
+    f64::from_bits(0x3f6d_6d3d_0e15_7de0),
+    f64::from_bits(0xbf57_da36_452b_75e3),
+    f64::from_bits(0x3f43_5582_4803_6744),
+    f64::from_bits(0xbf2f_57d7_734d_1664),
+    f64::from_bits(0x3f19_67e1_8afc_afad),
+    f64::from_bits(0xbf04_97d8_eea2_5259),
+    f64::from_bits(0x3ef0_b132_d39a_6050),
+    f64::from_bits(0xbedb_0f72_d3ee_24e9),
+    f64::from_bits(0x3ec5_ef2d_a474_e5b7),
+    f64::from_bits(0xbeb1_c77d_f95c_1c0d),
+    f64::from_bits(0x3e9c_d299_de4a_e6bb),
+    f64::from_bits(0xbe87_5cde_6563_fed9),
+    f64::from_bits(0x3e72_efe8_db3a_ff1f),
+    f64::from_bits(0xbe5e_b322_9047_434c),
+];
+
+/// Hyperbolic tangent: the Taylor series below `ln3/2` (where fdlibm's `−t/(t + 2)` on
+/// `expm1` doubled expm1's error: 3 ulp), `1 − 2/(t + 2)` with `t = expm1(2|x|) ≥ 2`
+/// above (the quotient's error shrinks in the difference), 1 beyond 22.
+#[inline(always)]
+pub(crate) fn tanh(x: f64) -> f64 {
+    let ax = x.abs();
+    let z = ax * ax;
+    let v_small = ax + ax * z * horner(z, TANH_TAYLOR);
+    let t = expm1(2.0 * ax.min(22.0));
+    let v_big = 1.0 - 2.0 / (t + 2.0);
+    let small = ax < f64::from_bits(0x3fe1_93eb_0000_0000);
+    let v = flip(if small { v_small } else { v_big }, x.is_sign_negative());
+    if x.is_nan() {
+        x
+    } else {
+        v
+    }
+}
+
+/// `sinh x = x + x·Σ x²ᵏ/(2k+1)!` to x²⁵ (below 2⁻⁶⁰ relative for `|x| < 2`).
+const SINH_TAYLOR: [f64; 12] = {
+    let mut c = [0.0; 12];
+    let (mut v, mut k) = (1.0, 0);
+    while k < 12 {
+        v /= ((2 * k + 2) * (2 * k + 3)) as f64;
+        c[k] = v;
+        k += 1;
+    }
+    c
+};
+
+/// `cosh x = 1 + Σ x²ᵏ/(2k)!` to x¹⁶ (below 2⁻⁶⁰ for `|x| < ln2/2`).
+const COSH_TAYLOR: [f64; 8] = {
+    let mut c = [0.0; 8];
+    let (mut v, mut k) = (1.0, 0);
+    while k < 8 {
+        v /= ((2 * k + 1) * (2 * k + 2)) as f64;
+        c[k] = v;
+        k += 1;
+    }
+    c
+};
+
+/// Hyperbolic sine: Taylor below 2 (no cancellation), `eˣ/2 − e⁻ˣ/2` above (from one
+/// `eˣ/2`, finite up to the overflow point of sinh itself).
 #[inline(always)]
 pub(crate) fn sinh(x: f64) -> f64 {
-    libm::sinh(x)
+    let ax = x.abs();
+    let z = ax * ax;
+    let v_small = ax + ax * z * horner(z, SINH_TAYLOR);
+    let e = exp_half(ax);
+    let v_big = e - 0.25 / e;
+    let v = flip(if ax < 2.0 { v_small } else { v_big }, x.is_sign_negative());
+    if x.is_nan() {
+        x
+    } else {
+        v
+    }
 }
-/// Hyperbolic cosine (C library).
+
+/// Hyperbolic cosine: Taylor below ln2/2, `eˣ/2 + e⁻ˣ/2` above.
 #[inline(always)]
 pub(crate) fn cosh(x: f64) -> f64 {
-    libm::cosh(x)
+    let ax = x.abs();
+    let z = ax * ax;
+    let v_small = 1.0 + z * horner(z, COSH_TAYLOR);
+    let e = exp_half(ax);
+    let v_big = e + 0.25 / e;
+    let v = if ax < 0.346_573_590_279_972_6 {
+        v_small
+    } else {
+        v_big
+    };
+    if x.is_nan() {
+        x
+    } else {
+        v
+    }
 }
-/// Inverse hyperbolic sine (C library).
+
+/// `ln u + c/u` for finite `u > 0`: the logarithm of `u` plus a correction `c` far below
+/// `u`'s last bit (what rounding `u` lost), as [`ln_1p`] does.
+#[inline(always)]
+fn ln_corrected(u: f64, c: f64) -> f64 {
+    let (k, f, hfsq, sr) = log_parts(u);
+    k * LN2_HI - ((hfsq - (sr + k * LN2_LO)) - f) + c / u
+}
+
+/// 2²⁶: beyond it `asinh x = ln x + ln 2` and `acosh x` too, to within the last bit.
+const HYP_BIG: f64 = 67_108_864.0;
+
+/// Inverse hyperbolic sine (musl's forms, on one logarithm): `ln(1 + w)` with
+/// `w = |x| + x²/(√(x² + 1) + 1)` below 2²⁶, `ln|x| + ln 2` above.
 #[inline(always)]
 pub(crate) fn asinh(x: f64) -> f64 {
-    libm::asinh(x)
+    let ax = x.abs();
+    let big = ax >= HYP_BIG;
+    let axc = ax.min(HYP_BIG);
+    let z = axc * axc;
+    let w = axc + z / ((z + 1.0).sqrt() + 1.0);
+    let u1 = 1.0 + w;
+    let (u, c) = if big { (ax, 0.0) } else { (u1, w - (u1 - 1.0)) };
+    let u = if ax < f64::INFINITY { u } else { 1.0 };
+    let v = ln_corrected(u, c) + if big { LN_2 } else { 0.0 };
+    // ±0, ±inf and NaN are their own asinh.
+    let v = if ax < f64::INFINITY && ax != 0.0 {
+        v
+    } else {
+        ax
+    };
+    flip(v, x.is_sign_negative())
 }
-/// Inverse hyperbolic cosine (C library).
+
+/// `a·b` as the rounded product and its exact rounding error (Dekker's product: both
+/// factors split into 26 + 27 bits).
+#[inline(always)]
+fn two_prod(a: f64, b: f64) -> (f64, f64) {
+    const SPLIT: f64 = 134_217_729.0; // 2²⁷ + 1
+    let p = a * b;
+    let sa = SPLIT * a;
+    let (ah, sb) = (sa - (sa - a), SPLIT * b);
+    let (al, bh) = (a - ah, sb - (sb - b));
+    let bl = b - bh;
+    (p, ((ah * bh - p) + ah * bl + al * bh) + al * bl)
+}
+
+/// Inverse hyperbolic cosine (musl's forms, on one logarithm): `ln(1 + w)` with
+/// `w = d + √(2d + d²)`, `d = x − 1`, below 2; `ln(2x − 1/(x + √(x² − 1)))` below 2²⁶;
+/// `ln x + ln 2` above; NaN below 1. Just above 1 the square root's argument and result
+/// carry their rounding errors (exact products and sums) into the correction term, which
+/// keeps the error at 1.2 ulp there (2.4 without).
 #[inline(always)]
 pub(crate) fn acosh(x: f64) -> f64 {
-    libm::acosh(x)
+    let big = x >= HYP_BIG;
+    let mid = x >= 2.0;
+    let xc = x.clamp(1.0, HYP_BIG);
+    let d = xc - 1.0;
+    // 2d + d² = a + ae exactly; √a = s, and a + ae − s² = e exactly, so that
+    // √(2d + d²) = s + e/(2s) far below s's last bit.
+    let (dd, dde) = two_prod(d, d);
+    let (a, ae) = two_sum(2.0 * d, dd);
+    let s = a.sqrt();
+    let (ss, sse) = two_prod(s, s);
+    let e = ((a - ss) - sse) + (ae + dde);
+    let w = d + s;
+    let u1 = 1.0 + w;
+    // What rounding 1 + w and d + s lost (s ≥ d), then e/(2s): over u, one division.
+    let c = (w - (u1 - 1.0)) + ((d - w) + s);
+    let u_mid = 2.0 * xc - 1.0 / (xc + (xc * xc - 1.0).sqrt());
+    let u = if big {
+        x
+    } else if mid {
+        u_mid
+    } else {
+        u1
+    };
+    let inside = x > 1.0 && x < f64::INFINITY;
+    let u = if inside { u } else { 1.0 };
+    let (num, den) = if mid || !inside {
+        (0.0, 1.0)
+    } else {
+        (2.0 * s * c + e, 2.0 * s * u)
+    };
+    let (k, f, hfsq, sr) = log_parts(u);
+    let v = k * LN2_HI - ((hfsq - (sr + k * LN2_LO)) - f) + num / den;
+    let v = v + if big { LN_2 } else { 0.0 };
+    if x == f64::INFINITY {
+        x
+    } else if x >= 1.0 {
+        v // (0 at 1)
+    } else {
+        f64::NAN // below 1, and NaN
+    }
 }
-/// Inverse hyperbolic tangent (C library).
+
+/// Inverse hyperbolic tangent (musl's forms): `½·ln(1 + w)` with `w = 2|x| + 2x²/(1 − |x|)`
+/// below ½, `2|x|/(1 − |x|)` above (one division shared).
 #[inline(always)]
 pub(crate) fn atanh(x: f64) -> f64 {
-    libm::atanh(x)
+    let ax = x.abs();
+    let q = 1.0 / (1.0 - ax);
+    let w = if ax < 0.5 {
+        2.0 * ax + 2.0 * ax * ax * q
+    } else {
+        2.0 * ax * q
+    };
+    let u1 = 1.0 + w;
+    let u = if ax < 1.0 { u1 } else { 1.0 };
+    let v = 0.5 * ln_corrected(u, w - (u1 - 1.0));
+    let v = if ax == 0.0 {
+        ax
+    } else if ax < 1.0 {
+        v
+    } else if ax == 1.0 {
+        f64::INFINITY
+    } else {
+        f64::NAN
+    };
+    let v = flip(v, x.is_sign_negative());
+    if x.is_nan() {
+        x
+    } else {
+        v
+    }
+}
+
+// ---- The error function (fdlibm's `s_erf.c`, its four intervals blended).
+
+/// erf(1)'s leading bits (fdlibm's `erx`).
+const ERX: f64 = f64::from_bits(0x3feb_0ac1_6000_0000);
+/// fdlibm's rational functions, one per interval: `|x| < 0.84375` (in `x²`), `< 1.25`
+/// (in `|x| − 1`), `< 1/0.35` and `< 6` (in `s = 1/x²`: here multiplied through by the
+/// denominator's top power of `x²`, so that they are rational in `t = x²` times `t`
+/// and need no division for `s`). Numerators of degree 7 and denominators of degree 8,
+/// coefficients ascending, zero-padded.
+const ERF_NUM: [[f64; 8]; 4] = [
+    [
+        f64::from_bits(0x3fc0_6eba_8214_db68),
+        f64::from_bits(0xbfd4_cd7d_691c_b913),
+        f64::from_bits(0xbf9d_2a51_dbd7_194f),
+        f64::from_bits(0xbf77_a291_2366_68e4),
+        f64::from_bits(0xbef8_ead6_1200_16ac),
+        0.0,
+        0.0,
+        0.0,
+    ],
+    [
+        f64::from_bits(0xbf63_59b8_bef7_7538),
+        f64::from_bits(0x3fda_8d00_ad92_b34d),
+        f64::from_bits(0xbfd7_d240_fbb8_c3f1),
+        f64::from_bits(0x3fd4_5fca_8051_20e4),
+        f64::from_bits(0xbfbc_6398_3d3e_28ec),
+        f64::from_bits(0x3fa2_2a36_5997_95eb),
+        f64::from_bits(0xbf61_bf38_0a96_073f),
+        0.0,
+    ],
+    [
+        f64::from_bits(0xc023_a0ef_c69a_c25c),
+        f64::from_bits(0xc054_5265_57e4_d2f2),
+        f64::from_bits(0xc067_135c_ebcc_abb2),
+        f64::from_bits(0xc064_4cb1_8428_2266),
+        f64::from_bits(0xc04f_300a_e4cb_a38d),
+        f64::from_bits(0xc025_1e04_41b0_e726),
+        f64::from_bits(0xbfe6_3416_e4ba_7360),
+        f64::from_bits(0xbf84_3412_600d_6435),
+    ],
+    [
+        f64::from_bits(0xc07e_384e_9bdc_383f),
+        f64::from_bits(0xc090_0461_6a2e_5992),
+        f64::from_bits(0xc083_ec88_1375_f228),
+        f64::from_bits(0xc064_145d_43c5_ed98),
+        f64::from_bits(0xc031_c209_555f_995a),
+        f64::from_bits(0xbfe9_93ba_70c2_85de),
+        f64::from_bits(0xbf84_3412_39e8_6f4a),
+        0.0,
+    ],
+];
+const ERF_DEN: [[f64; 9]; 4] = [
+    [
+        1.0,
+        f64::from_bits(0x3fd9_7779_cdda_dc09),
+        f64::from_bits(0x3fb0_a54c_5536_ceba),
+        f64::from_bits(0x3f74_d022_c4d3_6b0f),
+        f64::from_bits(0x3f21_5dc9_221c_1a10),
+        f64::from_bits(0xbed0_9c43_42a2_6120),
+        0.0,
+        0.0,
+        0.0,
+    ],
+    [
+        1.0,
+        f64::from_bits(0x3fbb_3e66_18ee_e323),
+        f64::from_bits(0x3fe1_4af0_92eb_6f33),
+        f64::from_bits(0x3fb2_635c_d99f_e9a7),
+        f64::from_bits(0x3fc0_2660_e763_351f),
+        f64::from_bits(0x3f8b_edc2_6b51_dd1c),
+        f64::from_bits(0x3f88_8b54_5735_151d),
+        0.0,
+        0.0,
+    ],
+    [
+        f64::from_bits(0xbfae_eff2_ee74_9a62),
+        f64::from_bits(0x401a_47ef_8e48_4a93),
+        f64::from_bits(0x405b_28a3_ee48_ae2c),
+        f64::from_bits(0x407a_d021_5770_0314),
+        f64::from_bits(0x4084_2b19_21ec_2868),
+        f64::from_bits(0x407b_290d_d58a_1a71),
+        f64::from_bits(0x4061_350c_526a_e721),
+        f64::from_bits(0x4033_a6b9_bd70_7687),
+        1.0,
+    ],
+    [
+        f64::from_bits(0xc036_70e2_4271_2d62),
+        f64::from_bits(0x407d_a874_e79f_e763),
+        f64::from_bits(0x40a3_f219_cedf_3be6),
+        f64::from_bits(0x40a8_ffb7_688c_246a),
+        f64::from_bits(0x4098_02eb_189d_5118),
+        f64::from_bits(0x4074_5cae_221b_9f0a),
+        f64::from_bits(0x403e_568b_261d_5190),
+        1.0,
+        0.0,
+    ],
+];
+
+/// The coefficients of interval `a`, `b`, `c` (the first that holds) or the fourth.
+#[inline(always)]
+fn pick<const N: usize>(table: &[[f64; N]; 4], a: bool, b: bool, c: bool) -> [f64; N] {
+    std::array::from_fn(|i| {
+        if a {
+            table[0][i]
+        } else if b {
+            table[1][i]
+        } else if c {
+            table[2][i]
+        } else {
+            table[3][i]
+        }
+    })
+}
+
+/// `e^(a + b)` for `|a + b| < 700`, `b`'s low bits kept (the reduced argument is formed
+/// with a two-sum rather than after rounding `a + b`).
+#[inline(always)]
+fn exp_sum(a: f64, b: f64) -> f64 {
+    let (kf, k) = round_int((a + b) * LOG2_E);
+    let (h, e) = two_sum(a - kf * LN2_HI, b);
+    scale(exp_reduced(h, kf * LN2_LO - e), k)
+}
+
+/// The error function: fdlibm's four rational approximations, the interval's
+/// coefficients selected (no branch), one division for the rational function and the
+/// tail's `1/x` together; in the tails `erfc x = e^(−z² − 0.5625 + (z − x)(z + x) + R/S)/x`
+/// with `z` the high half of `x` (so `z²` is exact) and one exponential.
+#[inline(always)]
+pub(crate) fn erf(x: f64) -> f64 {
+    let ax = x.abs().min(6.0);
+    let (ra, rb) = (ax < 0.84375, ax < 1.25);
+    let rc = ax < f64::from_bits(0x4006_db6d_0000_0000);
+    let t = ax * ax;
+    let v = if rb && !ra { ax - 1.0 } else { t };
+    let num = horner(v, pick(&ERF_NUM, ra, rb, rc));
+    let den = horner(v, pick(&ERF_DEN, ra, rb, rc));
+    // The tails need num/den and 1/x: one reciprocal of den·x.
+    let m = if rb { 1.0 } else { ax };
+    let inv = 1.0 / (den * m);
+    let q = num * m * inv;
+    let zz = low_zero(ax);
+    let erfc = exp_sum(-zz * zz - 0.5625, (zz - ax) * (zz + ax) + t * q) * (den * inv);
+    let x8 = 8.0 * ax;
+    let v = if ra {
+        0.125 * (x8 + x8 * q) // x + x·q, without underflow for subnormal x
+    } else if rb {
+        ERX + q
+    } else {
+        1.0 - erfc
+    };
+    let v = if x.abs() >= 6.0 { 1.0 } else { v };
+    let v = flip(v, x.is_sign_negative());
+    if x.is_nan() {
+        x
+    } else {
+        v
+    }
+}
+
+/// GELU, PyTorch's default (erf) form: `x·½·(1 + erf(x/√2))` (the expression of the op
+/// table's scalar kernel, so the block and element forms agree bit for bit).
+#[inline(always)]
+pub(crate) fn gelu(x: f64) -> f64 {
+    x * 0.5 * (1.0 + erf(x * FRAC_1_SQRT_2))
+}
+
+/// Vector functions with no rare inputs: the block loops run them through [`Fixup`]
+/// (whose rare-element pass then compiles away), which calls them through inlined trait
+/// functions. Called from the op table's closures instead, functions this large were
+/// left as a call per element in a standalone copy of the loops (tanh 31 ms per 1M
+/// instead of 9).
+macro_rules! plain_vector_fn {
+    ($($T:ident $f:ident),*) => {$(
+        #[doc = concat!("[`", stringify!($f), "`] as a [`VectorFn`] (see `plain_vector_fn!`).")]
+        #[derive(Debug, Clone, Copy, Default)]
+        pub(crate) struct $T;
+        impl VectorFn<f64> for $T {
+            #[inline(always)]
+            fn fast(x: f64) -> f64 {
+                $f(x)
+            }
+            #[inline(always)]
+            fn rare(_: f64) -> bool {
+                false
+            }
+            #[inline(always)]
+            fn exact(x: f64) -> f64 {
+                $f(x)
+            }
+        }
+    )*};
+}
+
+plain_vector_fn!(Tanh tanh, Atan atan, Asin asin, Acos acos, Sinh sinh, Cosh cosh,
+    Asinh asinh, Acosh acosh, Atanh atanh, Erf erf, Gelu gelu);
+
+/// Runs the float64 ops with a [`VectorFn`] (the circular functions with their per-block
+/// fixup, and the functions above) a block at a time; `None` for the others, which the
+/// op table's generated dispatch runs. `out` and `a` are float64.
+pub(crate) fn run_vector(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result<()>> {
+    let op = kind.name();
+    macro_rules! run {
+        ($V:expr) => {
+            unary_into::<f64, f64, _, true>(op, Cost::Math, out, a, Fixup($V))
+        };
+    }
+    Some(match kind {
+        Unary::Sin => run!(Sin),
+        Unary::Cos => run!(Cos),
+        Unary::Tan => run!(Tan),
+        Unary::Tanh => run!(Tanh),
+        Unary::Atan => run!(Atan),
+        Unary::Asin => run!(Asin),
+        Unary::Acos => run!(Acos),
+        Unary::Sinh => run!(Sinh),
+        Unary::Cosh => run!(Cosh),
+        Unary::Asinh => run!(Asinh),
+        Unary::Acosh => run!(Acosh),
+        Unary::Atanh => run!(Atanh),
+        Unary::Erf => run!(Erf),
+        Unary::Gelu => run!(Gelu),
+        _ => return None,
+    })
 }

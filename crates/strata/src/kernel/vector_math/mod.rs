@@ -22,11 +22,17 @@
 //! the float64 C library, a higher-precision reference for float32, and assert the
 //! bound. Overflow and underflow come out of that final rounding for free.
 //!
-//! **float64** (`f64_math.rs`): `exp`, `exp2`, `expm1`, `log`, `log2`, `log10`, `log1p`
-//! and what is built on them; the classic reductions (Cody–Waite with split constants,
-//! exact without a fused multiply-add) and fdlibm's polynomials. The trigonometric
-//! float64 functions still call the C library (their full-range reduction needs more than
-//! double precision; see the notes in `docs/ARCHITECTURE.md`).
+//! **float64** (`f64_math.rs`): every function, on fdlibm's reductions (Cody–Waite with
+//! split constants, exact without a fused multiply-add) and polynomials, their branches
+//! turned into selects and the divisions of alternative branches shared. `sin`, `cos`,
+//! `tan` reduce by a four-part π/2 up to 2²⁰ and take the C library's function beyond
+//! (its full-range reduction needs more than double precision), a block at a time as
+//! float32 does; the other functions have no rare inputs and run through the same block
+//! form ([`f64_math::run_vector`]). Bounds in ulps of the exact result (tested against
+//! the C library in `accuracy_tests.rs` and against mpmath in
+//! `python/tests/test_vector_math.py`): 1 for the exponentials, logarithms, circular
+//! functions and their inverses and `erf`; 1.5 for `expm1`, `tanh`, `sinh`, `cosh`,
+//! `acosh`; 2 for `asinh`; 2.5 for `atanh`.
 //!
 //! No function uses a fused multiply-add: the portable build has none (it would be a
 //! library call), and using it only where the CPU has it would make results depend on
@@ -44,9 +50,13 @@ pub(crate) mod f64_math;
 mod accuracy_tests;
 
 /// Runs the ops whose vector form needs a per-block fixup ([`VectorFn`]: float32 `sin`,
-/// `cos`, `tan`, whose cheap reduction holds below 5·10⁸) through that form; `None` for
-/// every other op and dtype, which the table's generated dispatch runs (`kernel/unary.rs`).
+/// `cos`, `tan`, whose cheap reduction holds below 5·10⁸; the float64 ops of
+/// [`f64_math::run_vector`]) through that form; `None` for every other op and dtype, which
+/// the table's generated dispatch runs (`kernel/unary.rs`).
 pub(crate) fn run_with_fixup(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result<()>> {
+    if a.dtype() == DType::F64 && out.dtype() == DType::F64 {
+        return f64_math::run_vector(kind, out, a);
+    }
     if a.dtype() != DType::F32 || out.dtype() != DType::F32 {
         return None;
     }
