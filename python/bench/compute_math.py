@@ -40,10 +40,7 @@ def cases(np, st, torch):
     # float64: the rest of the vector math (kernel/vector_math/f64_math.rs).
     base = rng.uniform(-3.0, 3.0, N)
     unit = rng.uniform(-0.99, 0.99, N)
-    above1 = rng.uniform(1.01, 10.0, N)
-    for f, np_name, a in (("acos", "arccos", unit), ("cosh", "cosh", base),
-                          ("acosh", "arccosh", above1), ("atanh", "arctanh", unit),
-                          ("gelu", None, base)):
+    for f, np_name, a in (("acos", "arccos", unit), ("cosh", "cosh", base)):
         s, t = st.from_numpy(a), (torch.from_numpy(a) if torch else None)
         t_fn = None
         if t is not None:
