@@ -601,9 +601,12 @@ impl<T: Summable, const MAX: bool> AtLevel for ExtremeLanes<T, MAX> {
         let op = Extreme::<T, MAX>(PhantomData);
         let (p, n) = (self.p, self.n);
         let isz = size_of::<T>();
-        // SAFETY (every load below): offsets `i·isz` for `i < n` (`lanes_contiguous`'s
-        // caller).
-        let at = |i: usize| unsafe { T::load(p.add(i * isz)) };
+        // Every load below is at `i < n`.
+        let at = |i: usize| {
+            // SAFETY: offsets `i·isz` for `i < n` are readable (`lanes_contiguous`'s
+            // caller).
+            unsafe { T::load(p.add(i * isz)) }
+        };
         #[allow(clippy::eq_op)]
         let plain = |a: T, v: T| {
             let take = if MAX { v > a } else { v < a };
