@@ -21,6 +21,8 @@ def cases(np, st, torch):
     sf16, sg16 = st.from_numpy(f16), st.from_numpy(g16)
     sbf, sgbf = sf32.bfloat16(), sg32.bfloat16()
     sf64 = st.from_numpy(f64)
+    m32k = f32.reshape(1024, 1024)[:1000, :1000].copy()
+    sm32k = st.from_numpy(m32k)
     tt = (lambda a: torch.from_numpy(a)) if torch else (lambda a: None)
     t32, u32, t16, u16 = tt(f32), tt(g32), tt(f16), tt(g16)
     tbf = t32.bfloat16() if torch else None
@@ -69,6 +71,20 @@ def cases(np, st, torch):
     out.append(("mean 1M float16", sf16.mean, f16.mean, tfn(lambda t: t.mean(), t16)))
     out.append(("amax 1M float16", sf16.amax, f16.max, tfn(lambda t: t.amax(), t16)))
     out.append(("amax 1M float32 (ref)", sf32.amax, f32.max, tfn(lambda t: t.amax(), t32)))
+    # The full max/min reductions of the other dtypes (a vector max per block, NaN checked
+    # per block).
+    out.append(("amin 1M float32", sf32.amin, f32.min, tfn(lambda t: t.amin(), t32)))
+    out.append(("max() 1M float32", sf32.max, f32.max, tfn(lambda t: t.max(), t32)))
+    out.append(("amax 1M float64", sf64.amax, f64.max, tfn(lambda t: t.amax(), tt(f64))))
+    i32 = (f32 * 1000).astype(np.int32)
+    out.append(("amax 1M int32", st.from_numpy(i32).amax, i32.max,
+                tfn(lambda t: t.amax(), tt(i32))))
+    out.append(("amax (1000,1000) dim=1 float32", lambda: sm32k.amax(1),
+                lambda: m32k.max(axis=1), tfn(lambda t: t.amax(1), tt(m32k))))
+    out.append(("sum 1M bfloat16 [::2] (numpy: float32)", lambda: sbf[::2].sum(),
+                lambda: f32[::2].sum(), tfn(lambda t: t[::2].sum(), tbf)))
+    out.append(("mul 1M bfloat16 by 2.0 (numpy: float32)", lambda: sbf * 2.0,
+                lambda: f32 * np.float32(2.0), tfn(lambda t: t * 2.0, tbf)))
     # Transposes.
     m16 = rng.uniform(-3.0, 3.0, (T, T)).astype(np.float16)
     m32 = m16.astype(np.float32)

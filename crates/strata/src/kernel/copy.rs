@@ -1,8 +1,10 @@
 //! Copy and cast between any two layouts and dtypes, on the engine.
 
+use std::marker::PhantomData;
+
 use super::cpu::{self, Level};
 use super::engine::{par_from, Loop, PAR_MIN};
-use super::half_convert::{f64_to_f32_odd, run_at, HalfBlock, BLOCK};
+use super::half_convert::{f64_to_f32_odd, run_at, AtLevel, HalfBlock, BLOCK};
 use super::plan;
 use crate::dtype::{DType, Element};
 use crate::error::Result;
@@ -137,21 +139,22 @@ unsafe fn half_cast_run<D: Element, S: Element>(
     true
 }
 
-/// `len` halves `H` from `p[1]` widened to `f32` (or `f64` with `to_f64`) at `p[0]`,
-/// at byte strides `s`, in blocks compiled for `level`.
-///
-/// # Safety
-/// As for [`cast_run`]; `level` at most [`cpu::detected`].
-#[inline(always)]
-unsafe fn widen_run<H: HalfBlock>(
-    level: Level,
+/// The arguments of [`widen_run`] as an [`AtLevel`] computation.
+struct WidenRun<H> {
     p: [*mut u8; 2],
     s: [isize; 2],
     len: usize,
     to_f64: bool,
-) {
-    let (o, i) = (p[0], p[1] as *const u8);
-    let body = |level: Level| {
+    h: PhantomData<H>,
+}
+
+impl<H: HalfBlock> AtLevel for WidenRun<H> {
+    #[inline(always)]
+    unsafe fn run(&self, level: Level) {
+        let &Self {
+            p, s, len, to_f64, ..
+        } = self;
+        let (o, i) = (p[0], p[1] as *const u8);
         let mut tmp = [H::default(); BLOCK];
         let mut v = [0f32; BLOCK];
         let dsz: isize = if to_f64 { 8 } else { 4 };
@@ -159,7 +162,7 @@ unsafe fn widen_run<H: HalfBlock>(
         while k < len {
             let m = (len - k).min(BLOCK);
             let kk = k as isize;
-            // SAFETY: elements `k..k + m` of both runs (caller).
+            // SAFETY: elements `k..k + m` of both runs (`widen_run`'s caller).
             unsafe {
                 let x = i.offset(kk * s[1]);
                 if s[1] == 2 {
@@ -189,34 +192,60 @@ unsafe fn widen_run<H: HalfBlock>(
             }
             k += m;
         }
+    }
+}
+
+/// `len` halves `H` from `p[1]` widened to `f32` (or `f64` with `to_f64`) at `p[0]`,
+/// at byte strides `s`, in blocks compiled for `level`.
+///
+/// # Safety
+/// As for [`cast_run`]; `level` at most [`cpu::detected`].
+#[inline(always)]
+unsafe fn widen_run<H: HalfBlock>(
+    level: Level,
+    p: [*mut u8; 2],
+    s: [isize; 2],
+    len: usize,
+    to_f64: bool,
+) {
+    let body = WidenRun::<H> {
+        p,
+        s,
+        len,
+        to_f64,
+        h: PhantomData,
     };
     // SAFETY: the caller's contract.
     unsafe { run_at(level, &body) }
 }
 
-/// `len` `f32`s (or `f64`s with `from_f64`, correctly rounded through round-to-odd
-/// `f32`s) from `p[1]` narrowed to halves `H` at `p[0]`, at byte strides `s`, in blocks
-/// compiled for `level`.
-///
-/// # Safety
-/// As for [`cast_run`]; `level` at most [`cpu::detected`].
-#[inline(always)]
-unsafe fn narrow_run<H: HalfBlock>(
-    level: Level,
+/// The arguments of [`narrow_run`] as an [`AtLevel`] computation.
+struct NarrowRun<H> {
     p: [*mut u8; 2],
     s: [isize; 2],
     len: usize,
     from_f64: bool,
-) {
-    let (o, i) = (p[0], p[1] as *const u8);
-    let body = |level: Level| {
+    h: PhantomData<H>,
+}
+
+impl<H: HalfBlock> AtLevel for NarrowRun<H> {
+    #[inline(always)]
+    unsafe fn run(&self, level: Level) {
+        let &Self {
+            p,
+            s,
+            len,
+            from_f64,
+            ..
+        } = self;
+        let (o, i) = (p[0], p[1] as *const u8);
         let mut tmp = [H::default(); BLOCK];
         let mut v = [0f32; BLOCK];
         let mut k = 0;
         while k < len {
             let m = (len - k).min(BLOCK);
             let kk = k as isize;
-            // SAFETY: elements `k..k + m` of both runs (caller).
+            // SAFETY: elements `k..k + m` of both runs (`narrow_run`'s caller).
             unsafe {
                 let x = i.offset(kk * s[1]);
                 let src: *const f32 = match (from_f64, s[1] == 4) {
@@ -246,6 +275,29 @@ unsafe fn narrow_run<H: HalfBlock>(
             }
             k += m;
         }
+    }
+}
+
+/// `len` `f32`s (or `f64`s with `from_f64`, correctly rounded through round-to-odd
+/// `f32`s) from `p[1]` narrowed to halves `H` at `p[0]`, at byte strides `s`, in blocks
+/// compiled for `level`.
+///
+/// # Safety
+/// As for [`cast_run`]; `level` at most [`cpu::detected`].
+#[inline(always)]
+unsafe fn narrow_run<H: HalfBlock>(
+    level: Level,
+    p: [*mut u8; 2],
+    s: [isize; 2],
+    len: usize,
+    from_f64: bool,
+) {
+    let body = NarrowRun::<H> {
+        p,
+        s,
+        len,
+        from_f64,
+        h: PhantomData,
     };
     // SAFETY: the caller's contract.
     unsafe { run_at(level, &body) }

@@ -653,7 +653,9 @@ pub(crate) fn map_at_level<A: Element, O: Element>(
 // block (vector code, compiled per CPU level) and narrow the block back, instead of
 // converting element by element.
 
-use super::half_convert::{run_at, HalfBlock, BLOCK as HALF_BLOCK};
+use std::marker::PhantomData;
+
+use super::half_convert::{run_at, AtLevel, HalfBlock, BLOCK as HALF_BLOCK};
 
 /// Widens `m` halves at `x + i·sx` (`i < m`; `sx` in bytes) into `v`: straight from
 /// memory when contiguous, else gathered into `tmp` first.
@@ -711,6 +713,96 @@ unsafe fn half_store<H: HalfBlock>(
     }
 }
 
+/// One full block of `bf16`s, fused: `o[i] = narrow(f(widen(x[i]), widen(y[i])))` for
+/// `i <` [`HALF_BLOCK`], the runs contiguous, read straight from memory into registers
+/// (no working arrays: the conversions are a few integer instructions per vector, see
+/// `half_convert`). With `BX` (`BY`) the first (second) input is the value `xv` (`yv`)
+/// and `x` (`y`) is not read. The whole block is read before it is written (in place is
+/// fine).
+///
+/// # Safety
+/// `o` writable and `x` (unless `BX`) and `y` (unless `BY`) readable for
+/// [`HALF_BLOCK`] `bf16`s.
+#[inline(always)]
+unsafe fn bf16_block<const BX: bool, const BY: bool>(
+    o: *mut u8,
+    x: *const u8,
+    y: *const u8,
+    xv: f32,
+    yv: f32,
+    f: &impl Fn(f32, f32) -> f32,
+) {
+    use super::half_convert::{bf16_bits_to_f32_lax as up, f32_to_bf16_bits as down};
+    type Bits = [u16; HALF_BLOCK];
+    let xa: Bits = if BX {
+        [0; HALF_BLOCK]
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { x.cast::<Bits>().read_unaligned() }
+    };
+    let ya: Bits = if BY {
+        [0; HALF_BLOCK]
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { y.cast::<Bits>().read_unaligned() }
+    };
+    let r: Bits = std::array::from_fn(|i| {
+        let a = if BX { xv } else { up(xa[i]) };
+        let b = if BY { yv } else { up(ya[i]) };
+        down(f(a, b))
+    });
+    // SAFETY: as above.
+    unsafe { o.cast::<Bits>().write_unaligned(r) };
+}
+
+/// The arguments of [`half_map1`] as an [`AtLevel`] computation.
+struct HalfMap1<'a, H, F> {
+    o: *mut u8,
+    so: isize,
+    x: *const u8,
+    sx: isize,
+    n: usize,
+    f: &'a F,
+    h: PhantomData<H>,
+}
+
+impl<H: HalfBlock, F: Fn(f32) -> f32> AtLevel for HalfMap1<'_, H, F> {
+    #[inline(always)]
+    unsafe fn run(&self, level: Level) {
+        let &Self {
+            o, so, x, sx, n, f, ..
+        } = self;
+        let mut tmp = [H::default(); HALF_BLOCK];
+        let mut v = [0f32; HALF_BLOCK];
+        let mut k = 0;
+        let fuse = H::DTYPE == crate::DType::BF16 && sx == 2 && so == 2;
+        while k < n {
+            let m = (n - k).min(HALF_BLOCK);
+            let kk = k as isize;
+            if fuse && m == HALF_BLOCK {
+                let g = |a: f32, _: f32| f(a);
+                // SAFETY: elements `k..k + m` of the contiguous runs (`half_map1`'s
+                // caller); the second input is not read.
+                unsafe {
+                    bf16_block::<false, true>(o.offset(kk * 2), x.offset(kk * 2), x, 0.0, 0.0, &g)
+                };
+                k += m;
+                continue;
+            }
+            // SAFETY: elements `k..k + m` of the runs (`half_map1`'s caller).
+            unsafe { half_load(level, x.offset(kk * sx), sx, m, &mut tmp, &mut v) };
+            // The whole block (a fixed trip count, so vector code); lanes past `m` hold
+            // earlier values and are not stored.
+            for e in v.iter_mut() {
+                *e = f(*e);
+            }
+            // SAFETY: as above.
+            unsafe { half_store(level, o.offset(kk * so), so, m, &mut tmp, &v) };
+            k += m;
+        }
+    }
+}
+
 /// `out[k·so] = f(x[k·sx])` over `n` halves computed in `f32` (byte strides, any of them
 /// 0 or negative), a block at a time, compiled for `level`. A block is read whole before
 /// it is written, so an output identical to its input is fine.
@@ -727,27 +819,101 @@ pub(crate) unsafe fn half_map1<H: HalfBlock>(
     n: usize,
     f: &impl Fn(f32) -> f32,
 ) {
-    let body = |level: Level| {
-        let mut tmp = [H::default(); HALF_BLOCK];
-        let mut v = [0f32; HALF_BLOCK];
-        let mut k = 0;
-        while k < n {
-            let m = (n - k).min(HALF_BLOCK);
-            let kk = k as isize;
-            // SAFETY: elements `k..k + m` of the runs (caller).
-            unsafe { half_load(level, x.offset(kk * sx), sx, m, &mut tmp, &mut v) };
-            // The whole block (a fixed trip count, so vector code); lanes past `m` hold
-            // earlier values and are not stored.
-            for e in v.iter_mut() {
-                *e = f(*e);
-            }
-            // SAFETY: as above.
-            unsafe { half_store(level, o.offset(kk * so), so, m, &mut tmp, &v) };
-            k += m;
-        }
+    let body = HalfMap1::<H, _> {
+        o,
+        so,
+        x,
+        sx,
+        n,
+        f,
+        h: PhantomData,
     };
     // SAFETY: the caller's contract.
     unsafe { run_at(level, &body) }
+}
+
+/// The arguments of [`half_map2`] as an [`AtLevel`] computation.
+struct HalfMap2<'a, H, F> {
+    o: *mut u8,
+    so: isize,
+    x: *const u8,
+    sx: isize,
+    y: *const u8,
+    sy: isize,
+    n: usize,
+    f: &'a F,
+    h: PhantomData<H>,
+}
+
+impl<H: HalfBlock, F: Fn(f32, f32) -> f32> AtLevel for HalfMap2<'_, H, F> {
+    #[inline(always)]
+    unsafe fn run(&self, level: Level) {
+        let &Self {
+            o,
+            so,
+            x,
+            sx,
+            y,
+            sy,
+            n,
+            f,
+            ..
+        } = self;
+        let mut tmp = [H::default(); HALF_BLOCK];
+        let (mut a, mut b, mut r) = ([0f32; HALF_BLOCK], [0f32; HALF_BLOCK], [0f32; HALF_BLOCK]);
+        // A broadcast input fills its block once.
+        let one = |p: *const u8| {
+            let mut v = [0f32; 1];
+            // SAFETY: a stride-0 input is one readable element (`half_map2`'s caller).
+            unsafe { H::widen(level, p, v.as_mut_ptr(), 1) };
+            v[0]
+        };
+        if sx == 0 && n > 0 {
+            a = [one(x); HALF_BLOCK];
+        }
+        if sy == 0 && n > 0 {
+            b = [one(y); HALF_BLOCK];
+        }
+        let mut k = 0;
+        let fuse =
+            H::DTYPE == crate::DType::BF16 && so == 2 && matches!(sx, 0 | 2) && matches!(sy, 0 | 2);
+        while k < n {
+            let m = (n - k).min(HALF_BLOCK);
+            let kk = k as isize;
+            if fuse && m == HALF_BLOCK {
+                let (xk, yk) = (x.wrapping_offset(kk * sx), y.wrapping_offset(kk * sy));
+                let ok = o.wrapping_offset(kk * 2);
+                // SAFETY: elements `k..k + m` of the contiguous runs (`half_map2`'s
+                // caller); a stride-0 input is not read there (its value is `a[0]` /
+                // `b[0]`, filled above).
+                unsafe {
+                    match (sx == 0, sy == 0) {
+                        (false, false) => bf16_block::<false, false>(ok, xk, yk, 0.0, 0.0, f),
+                        (true, false) => bf16_block::<true, false>(ok, xk, yk, a[0], 0.0, f),
+                        (false, true) => bf16_block::<false, true>(ok, xk, yk, 0.0, b[0], f),
+                        (true, true) => bf16_block::<true, true>(ok, xk, yk, a[0], b[0], f),
+                    }
+                }
+                k += m;
+                continue;
+            }
+            // SAFETY: elements `k..k + m` of the runs (`half_map2`'s caller).
+            unsafe {
+                if sx != 0 {
+                    half_load(level, x.offset(kk * sx), sx, m, &mut tmp, &mut a);
+                }
+                if sy != 0 {
+                    half_load(level, y.offset(kk * sy), sy, m, &mut tmp, &mut b);
+                }
+            }
+            for ((r, x), y) in r.iter_mut().zip(a.iter()).zip(b.iter()) {
+                *r = f(*x, *y);
+            }
+            // SAFETY: as above.
+            unsafe { half_store(level, o.offset(kk * so), so, m, &mut tmp, &r) };
+            k += m;
+        }
+    }
 }
 
 /// As [`half_map1`] for two inputs: `out[k·so] = f(x[k·sx], y[k·sy])`; a stride-0 input
@@ -767,42 +933,16 @@ pub(crate) unsafe fn half_map2<H: HalfBlock>(
     n: usize,
     f: &impl Fn(f32, f32) -> f32,
 ) {
-    let body = |level: Level| {
-        let mut tmp = [H::default(); HALF_BLOCK];
-        let (mut a, mut b, mut r) = ([0f32; HALF_BLOCK], [0f32; HALF_BLOCK], [0f32; HALF_BLOCK]);
-        // A broadcast input fills its block once.
-        let one = |p: *const u8| {
-            let mut v = [0f32; 1];
-            // SAFETY: a stride-0 input is one readable element (caller).
-            unsafe { H::widen(level, p, v.as_mut_ptr(), 1) };
-            v[0]
-        };
-        if sx == 0 && n > 0 {
-            a = [one(x); HALF_BLOCK];
-        }
-        if sy == 0 && n > 0 {
-            b = [one(y); HALF_BLOCK];
-        }
-        let mut k = 0;
-        while k < n {
-            let m = (n - k).min(HALF_BLOCK);
-            let kk = k as isize;
-            // SAFETY: elements `k..k + m` of the runs (caller).
-            unsafe {
-                if sx != 0 {
-                    half_load(level, x.offset(kk * sx), sx, m, &mut tmp, &mut a);
-                }
-                if sy != 0 {
-                    half_load(level, y.offset(kk * sy), sy, m, &mut tmp, &mut b);
-                }
-            }
-            for ((r, x), y) in r.iter_mut().zip(a.iter()).zip(b.iter()) {
-                *r = f(*x, *y);
-            }
-            // SAFETY: as above.
-            unsafe { half_store(level, o.offset(kk * so), so, m, &mut tmp, &r) };
-            k += m;
-        }
+    let body = HalfMap2::<H, _> {
+        o,
+        so,
+        x,
+        sx,
+        y,
+        sy,
+        n,
+        f,
+        h: PhantomData,
     };
     // SAFETY: the caller's contract.
     unsafe { run_at(level, &body) }

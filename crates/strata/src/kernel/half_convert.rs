@@ -189,6 +189,17 @@ pub fn bf16_bits_to_f32(h: u16) -> f32 {
     f32::from_bits((h | quiet) << 16)
 }
 
+/// `bf16` bits to `f32` without making a NaN quiet: the upper half, one shift. For
+/// values that are computed on and then narrowed with [`f32_to_bf16_bits`] (which makes
+/// every NaN quiet), this gives the same final bits as [`bf16_bits_to_f32`]: arithmetic
+/// on a signalling NaN returns it quiet with its payload (the first operand's when both
+/// are NaN, signalling or not), and a NaN passed through by selects or sign operations
+/// is made quiet by the narrowing.
+#[inline(always)]
+pub fn bf16_bits_to_f32_lax(h: u16) -> f32 {
+    f32::from_bits((h as u32) << 16)
+}
+
 /// `f32` to `bf16` bits, round to nearest even (overflow to ±inf by the carry); a NaN
 /// keeps the top of its payload, made quiet (as `half` does).
 #[inline(always)]
@@ -228,93 +239,123 @@ fn usable(level: Level) -> Level {
     level.min(cpu::detected())
 }
 
-/// Runs `f(level)` inside a function compiled for `level`: `#[target_feature]` copies
-/// for AVX2+FMA+F16C and AVX-512 (as the elementwise loops' `blocks1_on`), into which
-/// `f` and the block conversions it calls are inlined, so plain Rust loops in `f` (the
-/// `bf16` conversions, the `f32` work on a block) run as vector code of that width.
+/// A computation run inside a function compiled for a CPU level (see [`run_at`]): a
+/// struct holding the computation's arguments, with an `#[inline(always)]`
+/// [`AtLevel::run`].
+///
+/// Why not a closure: the compiler does not inline a closure with a large body into the
+/// three per-level copies that call it, and then the body (conversions, the `f32` work)
+/// runs as baseline SSE2 code whatever the level; a bfloat16 `a + b` was 4x its `f32`
+/// op that way. A method marked `#[inline(always)]` is inlined into each copy.
+pub(crate) trait AtLevel {
+    /// Runs the computation at `level`, compiled for it.
+    ///
+    /// # Safety
+    /// `level` at most [`cpu::detected`]; whatever the implementation requires.
+    unsafe fn run(&self, level: Level);
+}
+
+/// Runs `b.run(level)` inside a function compiled for `level`: `#[target_feature]`
+/// copies for AVX2+FMA+F16C and AVX-512 (as the elementwise loops' `blocks1_on`), into
+/// which `b.run` and the block conversions it calls are inlined, so plain Rust loops in
+/// it (the `bf16` conversions, the `f32` work on a block) run as vector code of that
+/// width.
 ///
 /// # Safety
-/// `level` at most [`cpu::detected`]; whatever `f` requires.
+/// `level` at most [`cpu::detected`]; whatever `b` requires.
 #[inline(always)]
-pub(crate) unsafe fn run_at<F: Fn(Level)>(level: Level, f: &F) {
+pub(crate) unsafe fn run_at<B: AtLevel>(level: Level, b: &B) {
     #[cfg(target_arch = "x86_64")]
     {
         #[target_feature(enable = "avx2,fma,f16c")]
-        unsafe fn avx2<F: Fn(Level)>(f: &F) {
-            f(Level::Avx2)
+        unsafe fn avx2<B: AtLevel>(b: &B) {
+            // SAFETY: forwarded (`run_at`).
+            unsafe { b.run(Level::Avx2) }
         }
         #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")]
-        unsafe fn avx512<F: Fn(Level)>(f: &F) {
-            f(Level::Avx512)
+        unsafe fn avx512<B: AtLevel>(b: &B) {
+            // SAFETY: forwarded (`run_at`).
+            unsafe { b.run(Level::Avx512) }
         }
         match level {
             // SAFETY: the CPU has the level's features (caller).
-            Level::Avx512 => return unsafe { avx512(f) },
+            Level::Avx512 => return unsafe { avx512(b) },
             // SAFETY: as above.
-            Level::Avx2 => return unsafe { avx2(f) },
+            Level::Avx2 => return unsafe { avx2(b) },
             Level::Portable => {}
         }
     }
     let _ = level;
-    f(Level::Portable)
+    // SAFETY: the caller's contract.
+    unsafe { b.run(Level::Portable) }
+}
+
+/// The slice conversions below as [`AtLevel`] computations: `KIND` 0 widens to `f32`,
+/// 1 narrows from `f32`, 2 widens to `f64`, 3 narrows from `f64`; `n` elements of
+/// each.
+struct Convert<H, const KIND: u8> {
+    src: usize,
+    dst: usize,
+    n: usize,
+    h: std::marker::PhantomData<H>,
+}
+
+impl<H: HalfBlock, const KIND: u8> AtLevel for Convert<H, KIND> {
+    #[inline(always)]
+    unsafe fn run(&self, l: Level) {
+        let (s, d, n) = (self.src as *const u8, self.dst as *mut u8, self.n);
+        // SAFETY: `n` elements of each slice (the constructors below); `l` comes from
+        // `usable`.
+        unsafe {
+            match KIND {
+                0 => H::widen(l, s, d.cast(), n),
+                1 => H::narrow(l, s.cast(), d, n),
+                2 => widen_f64::<H>(l, s, d, 1, n),
+                _ => narrow_f64::<H>(l, s, 8, d, n),
+            }
+        }
+    }
+}
+
+/// Runs the conversion `KIND` of `n` elements from `src` to `dst` at `level`, capped by
+/// what the CPU has.
+fn convert<H: HalfBlock, const KIND: u8>(level: Level, src: usize, dst: usize, n: usize) -> usize {
+    let c = Convert::<H, KIND> {
+        src,
+        dst,
+        n,
+        h: std::marker::PhantomData,
+    };
+    // SAFETY: `usable` caps the level at the CPU's; the callers pass slices of `n`.
+    unsafe { run_at(usable(level), &c) };
+    n
 }
 
 /// Widens `src` into `dst` (`min` of the two lengths; returned) at CPU level `level`
 /// (capped by what the CPU has).
 pub fn widen_slice<H: HalfBlock>(level: Level, src: &[H], dst: &mut [f32]) -> usize {
     let n = src.len().min(dst.len());
-    let (s, d) = (src.as_ptr() as usize, dst.as_mut_ptr() as usize);
-    let f = |l: Level| {
-        // SAFETY: `n` elements of each slice; `l` comes from `usable`.
-        unsafe { H::widen(l, s as *const u8, d as *mut f32, n) }
-    };
-    dispatch_closure(level, &f);
-    n
+    convert::<H, 0>(level, src.as_ptr() as usize, dst.as_mut_ptr() as usize, n)
 }
 
 /// Narrows `src` into `dst` (`min` of the two lengths; returned), round to nearest even,
 /// at CPU level `level` (capped by what the CPU has).
 pub fn narrow_slice<H: HalfBlock>(level: Level, src: &[f32], dst: &mut [H]) -> usize {
     let n = src.len().min(dst.len());
-    let (s, d) = (src.as_ptr() as usize, dst.as_mut_ptr() as usize);
-    let f = |l: Level| {
-        // SAFETY: `n` elements of each slice; `l` comes from `usable`.
-        unsafe { H::narrow(l, s as *const f32, d as *mut u8, n) }
-    };
-    dispatch_closure(level, &f);
-    n
+    convert::<H, 1>(level, src.as_ptr() as usize, dst.as_mut_ptr() as usize, n)
 }
 
 /// Widens `src` into `f64`s at `dst` (exact; `min` of the lengths, returned).
 pub fn widen_slice_f64<H: HalfBlock>(level: Level, src: &[H], dst: &mut [f64]) -> usize {
     let n = src.len().min(dst.len());
-    let (s, d) = (src.as_ptr() as usize, dst.as_mut_ptr() as usize);
-    let f = |l: Level| {
-        // SAFETY: `n` elements of each slice; `l` comes from `usable`.
-        unsafe { widen_f64::<H>(l, s as *const u8, d as *mut u8, 1, n) }
-    };
-    dispatch_closure(level, &f);
-    n
+    convert::<H, 2>(level, src.as_ptr() as usize, dst.as_mut_ptr() as usize, n)
 }
 
 /// Narrows `f64`s into `dst`, correctly rounded (see the module notes; `min` of the
 /// lengths, returned).
 pub fn narrow_slice_f64<H: HalfBlock>(level: Level, src: &[f64], dst: &mut [H]) -> usize {
     let n = src.len().min(dst.len());
-    let (s, d) = (src.as_ptr() as usize, dst.as_mut_ptr() as usize);
-    let f = |l: Level| {
-        // SAFETY: `n` elements of each slice; `l` comes from `usable`.
-        unsafe { narrow_f64::<H>(l, s as *const u8, 8, d as *mut u8, n) }
-    };
-    dispatch_closure(level, &f);
-    n
-}
-
-/// Runs `f` at `level` capped by what the CPU has (see [`run_at`]).
-#[inline(always)]
-fn dispatch_closure<F: Fn(Level)>(level: Level, f: &F) {
-    // SAFETY: `usable` caps the level at the CPU's.
-    unsafe { run_at(usable(level), f) }
+    convert::<H, 3>(level, src.as_ptr() as usize, dst.as_mut_ptr() as usize, n)
 }
 
 /// Widens `n` halves from `src` (contiguous) to `f64`s at `dst + k·8·ds`.

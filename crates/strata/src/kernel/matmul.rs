@@ -1146,8 +1146,8 @@ fn vector_layout(job: &Job<'_>) -> Option<VecLayout> {
     (v.sc == 1 || v.si == 1).then_some(v)
 }
 
-/// A matrix·vector product with vectorised loops: dot products of 4 rows at a time with
-/// lanes of partial sums when the matrix rows are contiguous, else 4-column axpy updates of
+/// A matrix·vector product with vectorised loops: dot products of 8 (then 4) rows at a
+/// time with lanes of partial sums when the matrix rows are contiguous, else 4-column axpy updates of
 /// the (zeroed) output; output ranges split across threads.
 ///
 /// # Safety
@@ -1204,8 +1204,17 @@ unsafe fn mv_range<T: Fast>(v: &SendVec, k: usize, lo: usize, hi: usize) {
         // borrowed storage, `x` has `k` contiguous elements (L4, S4, or the packed copy),
         // and `out + i` is this chunk's.
         unsafe {
+            // Eight rows at a time (more streams in flight: measured faster than four
+            // on 4096² f32 in a standalone harness), then four, then one.
+            while i + 8 <= hi {
+                let s = dot_rows::<T, 8>(std::array::from_fn(|j| row(i + j)), x, k);
+                for (j, s) in s.into_iter().enumerate() {
+                    *out.add(i + j) = s;
+                }
+                i += 8;
+            }
             while i + 4 <= hi {
-                let s = dot4(row(i), row(i + 1), row(i + 2), row(i + 3), x, k);
+                let s = dot_rows::<T, 4>(std::array::from_fn(|j| row(i + j)), x, k);
                 for (j, s) in s.into_iter().enumerate() {
                     *out.add(i + j) = s;
                 }
@@ -1273,30 +1282,22 @@ fn lane_sum<T: Fast>(mut acc: [T; LANES]) -> T {
     acc[0]
 }
 
-/// Dot products of four rows with `x` (`k` contiguous elements each).
+/// Dot products of `R` rows with `x` (`k` contiguous elements each).
 ///
 /// # Safety
 /// Each pointer readable for `k` elements.
 #[inline(always)]
-unsafe fn dot4<T: Fast>(
-    r0: *const T,
-    r1: *const T,
-    r2: *const T,
-    r3: *const T,
-    x: *const T,
-    k: usize,
-) -> [T; 4] {
-    let mut acc = [[T::ZERO; LANES]; 4];
+unsafe fn dot_rows<T: Fast, const R: usize>(r: [*const T; R], x: *const T, k: usize) -> [T; R] {
+    let mut acc = [[T::ZERO; LANES]; R];
     let mut c = 0;
     // SAFETY: the contract; `c + l < k`.
     unsafe {
         while c + LANES <= k {
             for l in 0..LANES {
                 let xv = *x.add(c + l);
-                acc[0][l] = acc[0][l] + *r0.add(c + l) * xv;
-                acc[1][l] = acc[1][l] + *r1.add(c + l) * xv;
-                acc[2][l] = acc[2][l] + *r2.add(c + l) * xv;
-                acc[3][l] = acc[3][l] + *r3.add(c + l) * xv;
+                for (a, p) in acc.iter_mut().zip(r) {
+                    a[l] = a[l] + *p.add(c + l) * xv;
+                }
             }
             c += LANES;
         }
@@ -1306,10 +1307,9 @@ unsafe fn dot4<T: Fast>(
     unsafe {
         while c < k {
             let xv = *x.add(c);
-            s[0] = s[0] + *r0.add(c) * xv;
-            s[1] = s[1] + *r1.add(c) * xv;
-            s[2] = s[2] + *r2.add(c) * xv;
-            s[3] = s[3] + *r3.add(c) * xv;
+            for (s, p) in s.iter_mut().zip(r) {
+                *s = *s + *p.add(c) * xv;
+            }
             c += 1;
         }
     }

@@ -13,7 +13,7 @@ use half::{bf16, f16};
 use super::run::{AuxLanes, LANES};
 use crate::dtype::Element;
 use crate::kernel::cpu::{self, Level};
-use crate::kernel::half_convert::{run_at, HalfBlock, BLOCK};
+use crate::kernel::half_convert::{bf16_bits_to_f32_lax, run_at, AtLevel, HalfBlock, BLOCK};
 
 /// An accumulator type: `i64` (wrapping, like PyTorch's integer sums), `f32` or `f64`.
 pub(crate) trait Num: Copy + Send + Sync + PartialOrd + 'static {
@@ -267,13 +267,26 @@ pub(crate) trait ReduceOp: Sync {
     /// True when [`ReduceOp::map_wide`] is `map` without the widening: the horizontal
     /// driver then widens blocks of `f16`/`bf16` inputs to `f32` with the vector
     /// conversions of `kernel/half_convert.rs` ([`lanes_half`]) instead of converting
-    /// each element in `map`.
+    /// each element in `map`. A `bf16` NaN may then reach `map_wide` still signalling
+    /// (`bf16_bits_to_f32_lax`): the op must give for it what it gives for the quiet
+    /// form, as arithmetic does.
     const WIDEN: bool = false;
     /// [`ReduceOp::map`] of an input element given as its `f32` value (exact for the half
     /// types).
     #[inline(always)]
     fn map_wide(&self, x: f32, aux: Self::Aux) -> Self::Acc {
         self.map(Self::In::from_f64(x as f64), aux)
+    }
+    /// A faster fold of `n` contiguous elements from `p` into [`LANES`] accumulators
+    /// (element `i` into lane `i % LANES`, giving exactly what the generic loop of
+    /// [`lanes`](super::run) gives), or `None` for that loop.
+    ///
+    /// # Safety
+    /// The `n` elements from `p` must be readable.
+    #[inline(always)]
+    unsafe fn lanes_contiguous(&self, p: *const u8, n: usize) -> Option<[Self::Acc; LANES]> {
+        let _ = (p, n);
+        None
     }
 }
 
@@ -301,27 +314,46 @@ pub(super) unsafe fn lanes_half<O: ReduceOp>(
     }
 }
 
-/// [`lanes_half`] with the half type `H` whose bits `O::In` holds.
-///
-/// # Safety
-/// As for [`lanes_half`].
-#[inline(always)]
-unsafe fn lanes_widened<O: ReduceOp, H: HalfBlock>(
-    op: &O,
+/// The arguments of [`lanes_widened`] as an [`AtLevel`] computation; the result lands
+/// in `result`.
+struct LanesWidened<'a, O: ReduceOp, H> {
+    op: &'a O,
     p: *const u8,
     n: usize,
     s: isize,
-    aux: &AuxLanes<O>,
-) -> [O::Acc; LANES] {
-    let result = std::cell::Cell::new([op.identity(); LANES]);
-    let body = |level: Level| {
+    aux: &'a AuxLanes<O>,
+    result: std::cell::Cell<[O::Acc; LANES]>,
+    h: std::marker::PhantomData<H>,
+}
+
+impl<O: ReduceOp, H: HalfBlock> AtLevel for LanesWidened<'_, O, H> {
+    #[inline(always)]
+    unsafe fn run(&self, level: Level) {
+        let &Self {
+            op, p, n, s, aux, ..
+        } = self;
         let mut acc = [op.identity(); LANES];
         let mut tmp = [H::default(); BLOCK];
         let mut v = [0f32; BLOCK];
         let mut k = 0;
+        // Contiguous `bf16`: full blocks straight from memory, widened in registers (a
+        // shift; a NaN need not be made quiet for the sums, which give it quiet).
+        let fuse = H::DTYPE == crate::DType::BF16 && s == 2;
         while k < n {
             let m = (n - k).min(BLOCK);
-            // SAFETY: elements `k..k + m` of the run (caller).
+            if fuse && m == BLOCK {
+                // SAFETY: elements `k..k + BLOCK` of the contiguous run (`lanes_half`'s
+                // caller).
+                let bits = unsafe { p.add(k * 2).cast::<[u16; BLOCK]>().read_unaligned() };
+                for c in bits.chunks_exact(LANES) {
+                    for (j, a) in acc.iter_mut().enumerate() {
+                        *a = op.combine(*a, op.map_wide(bf16_bits_to_f32_lax(c[j]), aux[j]));
+                    }
+                }
+                k += m;
+                continue;
+            }
+            // SAFETY: elements `k..k + m` of the run (`lanes_half`'s caller).
             unsafe {
                 let x = p.offset(k as isize * s);
                 if s == 2 {
@@ -349,11 +381,34 @@ unsafe fn lanes_widened<O: ReduceOp, H: HalfBlock>(
             }
             k += m;
         }
-        result.set(acc);
+        self.result.set(acc);
+    }
+}
+
+/// [`lanes_half`] with the half type `H` whose bits `O::In` holds.
+///
+/// # Safety
+/// As for [`lanes_half`].
+#[inline(always)]
+unsafe fn lanes_widened<O: ReduceOp, H: HalfBlock>(
+    op: &O,
+    p: *const u8,
+    n: usize,
+    s: isize,
+    aux: &AuxLanes<O>,
+) -> [O::Acc; LANES] {
+    let body = LanesWidened::<O, H> {
+        op,
+        p,
+        n,
+        s,
+        aux,
+        result: std::cell::Cell::new([op.identity(); LANES]),
+        h: std::marker::PhantomData,
     };
     // SAFETY: the caller's contract; `cpu::level` is what the CPU has.
     unsafe { run_at(cpu::level(), &body) };
-    result.get()
+    body.result.get()
 }
 
 /// `sum`.
@@ -504,6 +559,114 @@ impl<T: Summable, const MAX: bool> ReduceOp for Extreme<T, MAX> {
     #[inline(always)]
     fn finish(&self, a: T, _: usize, _: f64) -> T {
         a
+    }
+    #[inline(always)]
+    unsafe fn lanes_contiguous(&self, p: *const u8, n: usize) -> Option<[T; LANES]> {
+        // The half types compare in software: their generic loop is as good.
+        if matches!(T::DTYPE, crate::DType::F16 | crate::DType::BF16) {
+            return None;
+        }
+        let body = ExtremeLanes::<T, MAX> {
+            p,
+            n,
+            result: std::cell::Cell::new([self.identity(); LANES]),
+        };
+        // SAFETY: the caller's contract; `cpu::level` is what the CPU has.
+        unsafe { run_at(cpu::level(), &body) };
+        Some(body.result.get())
+    }
+}
+
+/// Elements per block of [`ExtremeLanes`] (checked for NaN once per block).
+const EXTREME_BLOCK: usize = 512;
+
+/// The contiguous fold of [`Extreme`] as an [`AtLevel`] computation (compiled per CPU
+/// level, so AVX2 `vmaxps` on 8 lanes at once): blocks of [`EXTREME_BLOCK`] elements are
+/// folded with a plain maximum (`if v > a { v } else { a }`: one vector max) while a
+/// NaN flag is ORed on the side; a block that held a NaN is folded again with
+/// [`Extreme::combine`], whose result it then keeps. On NaN-free data the plain step
+/// *is* `combine` (`better_max` without NaNs is `>`), and a lane that is already NaN
+/// stays NaN under both, so the result is bit for bit the generic loop's (the same
+/// lanes and sets of lanes, combined in the same order; a `-0.0` against a `0.0` keeps
+/// the same one), at every level.
+struct ExtremeLanes<T, const MAX: bool> {
+    p: *const u8,
+    n: usize,
+    result: std::cell::Cell<[T; LANES]>,
+}
+
+impl<T: Summable, const MAX: bool> AtLevel for ExtremeLanes<T, MAX> {
+    #[inline(always)]
+    unsafe fn run(&self, _: Level) {
+        let op = Extreme::<T, MAX>(PhantomData);
+        let (p, n) = (self.p, self.n);
+        let isz = size_of::<T>();
+        // Every load below is at `i < n`.
+        let at = |i: usize| {
+            // SAFETY: offsets `i·isz` for `i < n` are readable (`lanes_contiguous`'s
+            // caller).
+            unsafe { T::load(p.add(i * isz)) }
+        };
+        #[allow(clippy::eq_op)]
+        let plain = |a: T, v: T| {
+            let take = if MAX { v > a } else { v < a };
+            (if take { v } else { a }, v != v)
+        };
+        // Two sets of accumulators for types of up to 4 bytes, one set (each lane in
+        // element order) for wider ones, as the generic loop.
+        let two = isz <= 4;
+        let mut acc = [op.identity(); LANES];
+        let mut acc2 = acc;
+        let pairs = n / (2 * LANES);
+        let per = EXTREME_BLOCK / (2 * LANES);
+        let mut c = 0;
+        while c < pairs {
+            let nb = (pairs - c).min(per);
+            let (mut x, mut y) = (acc, acc2);
+            let mut nan = [false; LANES];
+            for cc in c..c + nb {
+                let q = cc * 2 * LANES;
+                for k in 0..LANES {
+                    let (m, bad) = plain(x[k], at(q + k));
+                    x[k] = m;
+                    nan[k] |= bad;
+                }
+                let second = if two { &mut y } else { &mut x };
+                for (k, e) in second.iter_mut().enumerate() {
+                    let (m, bad) = plain(*e, at(q + LANES + k));
+                    *e = m;
+                    nan[k] |= bad;
+                }
+            }
+            if nan.iter().fold(false, |a, &b| a | b) {
+                for cc in c..c + nb {
+                    let q = cc * 2 * LANES;
+                    for k in 0..LANES {
+                        acc[k] = op.combine(acc[k], at(q + k));
+                        let second = if two { &mut acc2[k] } else { &mut acc[k] };
+                        *second = op.combine(*second, at(q + LANES + k));
+                    }
+                }
+            } else {
+                (acc, acc2) = (x, y);
+            }
+            c += nb;
+        }
+        // An odd run of LANES, as the generic loop: into the first set.
+        let full = n / LANES;
+        if full % 2 == 1 {
+            let q = (full - 1) * LANES;
+            for (k, a) in acc.iter_mut().enumerate() {
+                *a = op.combine(*a, at(q + k));
+            }
+        }
+        for (a, b) in acc.iter_mut().zip(acc2) {
+            *a = op.combine(*a, b);
+        }
+        for (k, i) in (full * LANES..n).enumerate() {
+            acc[k] = op.combine(acc[k], at(i));
+        }
+        self.result.set(acc);
     }
 }
 

@@ -354,6 +354,12 @@ unsafe fn lanes<O: ReduceOp>(
         return unsafe { super::accumulators::lanes_half(op, p, n, s, aux) };
     }
     let isz = size_of::<O::In>();
+    if s == isz as isize {
+        // SAFETY: forwarded; the run is contiguous.
+        if let Some(acc) = unsafe { op.lanes_contiguous(p, n) } {
+            return acc;
+        }
+    }
     let mut acc = [op.identity(); LANES];
     let full = n / LANES;
     // SAFETY: every offset below is `i·s` for some `i < n`.
