@@ -8,8 +8,10 @@
 //! broadcast and in place. [`bf16_at_every_level`] reruns the checks in a child process
 //! per CPU level this machine has (`STRATA_CPU` is read once per process).
 
+mod common;
+
 use half::bf16;
-use strata::kernel::cpu::{self, Level};
+use strata::kernel::cpu;
 use strata::{DType, Tensor};
 
 /// Every bit pattern, then pairs of exact ties (first operands; see [`partners`]).
@@ -281,41 +283,20 @@ fn bf16_sums_match_the_scalar_model() {
     }
 }
 
-/// The levels this CPU has.
-fn levels() -> Vec<Level> {
-    Level::ALL
-        .into_iter()
-        .filter(|&l| l <= cpu::detected())
-        .collect()
-}
-
 /// Reruns the tests above in a child process at each level this machine has.
 #[test]
 fn bf16_at_every_level() {
-    if std::env::var_os("STRATA_CPU").is_some() {
-        return; // a child run
+    if common::is_child_run() {
+        return;
     }
-    let exe = std::env::current_exe().unwrap();
-    for level in levels() {
-        for test in [
-            "bf16_ops_match_the_scalar_model",
-            "bf16_sums_match_the_scalar_model",
-        ] {
-            let out = std::process::Command::new(&exe)
-                .args(["--exact", test, "--test-threads", "1"])
-                .env("STRATA_CPU", level.name())
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{test} at {level:?}:\n{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            assert!(
-                String::from_utf8_lossy(&out.stdout).contains("1 passed"),
-                "{test} at {level:?} did not run"
-            );
-        }
+    for level in common::levels() {
+        common::rerun_at(
+            level,
+            &[
+                "bf16_ops_match_the_scalar_model",
+                "bf16_sums_match_the_scalar_model",
+            ],
+            "",
+        );
     }
 }

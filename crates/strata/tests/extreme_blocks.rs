@@ -7,7 +7,9 @@
 //! inputs (the generic loop). [`extremes_at_every_level`] reruns them in a child
 //! process per CPU level this machine has.
 
-use strata::kernel::cpu::{self, Level};
+mod common;
+
+use strata::kernel::cpu;
 use strata::Tensor;
 
 const LENGTHS: [usize; 16] = [
@@ -237,41 +239,20 @@ fn integer_extremes_match_the_model() {
     }
 }
 
-/// The levels this CPU has.
-fn levels() -> Vec<Level> {
-    Level::ALL
-        .into_iter()
-        .filter(|&l| l <= cpu::detected())
-        .collect()
-}
-
 /// Reruns the tests above in a child process at each level this machine has.
 #[test]
 fn extremes_at_every_level() {
-    if std::env::var_os("STRATA_CPU").is_some() {
-        return; // a child run
+    if common::is_child_run() {
+        return;
     }
-    let exe = std::env::current_exe().unwrap();
-    for level in levels() {
-        for test in [
-            "float_extremes_match_the_model",
-            "integer_extremes_match_the_model",
-        ] {
-            let out = std::process::Command::new(&exe)
-                .args(["--exact", test, "--test-threads", "1"])
-                .env("STRATA_CPU", level.name())
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{test} at {level:?}:\n{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            assert!(
-                String::from_utf8_lossy(&out.stdout).contains("1 passed"),
-                "{test} at {level:?} did not run"
-            );
-        }
+    for level in common::levels() {
+        common::rerun_at(
+            level,
+            &[
+                "float_extremes_match_the_model",
+                "integer_extremes_match_the_model",
+            ],
+            "",
+        );
     }
 }

@@ -14,7 +14,7 @@ mod common;
 use common::Rng;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
-use strata::kernel::cpu::{detected, Level};
+use strata::kernel::cpu::detected;
 use strata::{DType, ErrorKind, Tensor, TensorIndex};
 
 /// Lengths around the vector widths and blocks of the kernels.
@@ -623,22 +623,10 @@ fn bad_inputs_are_clear_errors() {
 /// one (the level is chosen once per process).
 #[test]
 fn every_cpu_level() {
-    if std::env::var_os("STRATA_CPU").is_some() {
+    if common::is_child_run() {
         return;
     }
-    let exe = std::env::current_exe().unwrap();
-    for level in Level::ALL.into_iter().filter(|&l| l < detected()) {
-        let out = std::process::Command::new(&exe)
-            .env("STRATA_CPU", level.name())
-            .args(["--skip", "every_cpu_level", "--test-threads", "2"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "STRATA_CPU={}:\n{}\n{}",
-            level.name(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+    for level in common::levels().into_iter().filter(|&l| l < detected()) {
+        common::rerun_at(level, &[], "every_cpu_level");
     }
 }

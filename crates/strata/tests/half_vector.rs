@@ -15,20 +15,15 @@
 //!   [`ops_at_every_level`] reruns that test in a child process per level
 //!   (`STRATA_CPU`), since the level is chosen once per process.
 
+mod common;
+
+use common::levels;
 use half::{bf16, f16};
 use strata::kernel::cpu::{self, Level};
 use strata::kernel::half_convert::{
     self, narrow_slice, narrow_slice_f64, widen_slice, widen_slice_f64,
 };
 use strata::{DType, Tensor};
-
-/// The levels this CPU has.
-fn levels() -> Vec<Level> {
-    Level::ALL
-        .into_iter()
-        .filter(|&l| l <= cpu::detected())
-        .collect()
-}
 
 /// Lengths around the vector widths (8, 16) and the block (64).
 const LENGTHS: [usize; 14] = [0, 1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65];
@@ -653,30 +648,17 @@ fn two_byte_transposes_match_the_index_model() {
 /// each level this machine has (`STRATA_CPU` caps the level, read once per process).
 #[test]
 fn ops_at_every_level() {
-    if std::env::var_os("STRATA_CPU").is_some() {
-        return; // a child run
+    if common::is_child_run() {
+        return;
     }
-    let exe = std::env::current_exe().unwrap();
     for level in levels() {
-        for test in [
-            "ops_match_the_scalar_conversions",
-            "two_byte_transposes_match_the_index_model",
-        ] {
-            let out = std::process::Command::new(&exe)
-                .args(["--exact", test, "--test-threads", "1"])
-                .env("STRATA_CPU", level.name())
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{test} at {level:?}:\n{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            assert!(
-                String::from_utf8_lossy(&out.stdout).contains("1 passed"),
-                "{test} at {level:?} did not run"
-            );
-        }
+        common::rerun_at(
+            level,
+            &[
+                "ops_match_the_scalar_conversions",
+                "two_byte_transposes_match_the_index_model",
+            ],
+            "",
+        );
     }
 }

@@ -10,7 +10,7 @@
 mod common;
 
 use common::Rng;
-use strata::kernel::cpu::{detected, Level};
+use strata::kernel::cpu::detected;
 use strata::{DType, ErrorKind, Tensor, TensorIndex};
 
 /// Lengths around the lane count (32), the scan block (2048) and the parallel block.
@@ -395,22 +395,10 @@ fn out_of_range_indices_are_clear_errors() {
 /// one (the level is chosen once per process).
 #[test]
 fn every_cpu_level() {
-    if std::env::var_os("STRATA_CPU").is_some() {
+    if common::is_child_run() {
         return;
     }
-    let exe = std::env::current_exe().unwrap();
-    for level in Level::ALL.into_iter().filter(|&l| l < detected()) {
-        let out = std::process::Command::new(&exe)
-            .env("STRATA_CPU", level.name())
-            .args(["--skip", "every_cpu_level", "--test-threads", "2"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "STRATA_CPU={}:\n{}\n{}",
-            level.name(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+    for level in common::levels().into_iter().filter(|&l| l < detected()) {
+        common::rerun_at(level, &[], "every_cpu_level");
     }
 }

@@ -1,6 +1,6 @@
 //! Helpers shared by the integration tests (each test file that needs them says
 //! `mod common;`): temp paths, a seeded RNG, row-major index arithmetic, element values as
-//! f64, a per-binary test lock; view-op cases in [`view_ops`].
+//! f64, a per-binary test lock, reruns per CPU level; view-op cases in [`view_ops`].
 
 #![allow(dead_code)]
 
@@ -100,4 +100,49 @@ pub fn values_f64(t: &Tensor) -> Vec<f64> {
 pub fn serial() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
     LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The CPU levels this machine has (`Level::ALL` up to the detected one).
+pub fn levels() -> Vec<strata::kernel::cpu::Level> {
+    strata::kernel::cpu::Level::ALL
+        .into_iter()
+        .filter(|&l| l <= strata::kernel::cpu::detected())
+        .collect()
+}
+
+/// True in a child run of [`rerun_at`] (`STRATA_CPU` set): the rerunning test returns.
+pub fn is_child_run() -> bool {
+    std::env::var_os("STRATA_CPU").is_some()
+}
+
+/// Reruns tests of this test binary in a child process with `STRATA_CPU` capped at
+/// `level` (the level is chosen once per process): `tests` by exact name, each of which
+/// must run and pass, or, with no names, every test but `skip` (the rerunning one).
+pub fn rerun_at(level: strata::kernel::cpu::Level, tests: &[&str], skip: &str) {
+    let exe = std::env::current_exe().unwrap();
+    let run = |args: &[&str], what: &str| {
+        let out = std::process::Command::new(&exe)
+            .args(args)
+            .env("STRATA_CPU", level.name())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{what} at STRATA_CPU={}:\n{stdout}\n{}",
+            level.name(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout.into_owned()
+    };
+    if tests.is_empty() {
+        run(&["--skip", skip, "--test-threads", "2"], "the tests");
+    }
+    for test in tests {
+        let stdout = run(&["--exact", test, "--test-threads", "1"], test);
+        assert!(
+            stdout.contains("1 passed"),
+            "{test} at {level:?} did not run"
+        );
+    }
 }
