@@ -197,3 +197,30 @@ def budget(n: int) -> settings:
     long bug-hunting runs); no deadline (the debug build is slow and timing varies)."""
     scale = float(os.environ.get("STRATA_TEST_SCALE", "1"))
     return settings(max_examples=max(1, int(n * scale)), deadline=None)
+
+
+LEVELS = ["portable", "avx2", "avx512"]
+
+
+def rerun_at_level(level: str, module: str, tests) -> None:
+    """Runs ``tests`` (names of functions in test module ``module``) in a child process
+    whose kernels are capped at CPU ``level`` (``STRATA_CPU``, read once per process);
+    skips when this process is capped already or the level is not below this machine's."""
+    import subprocess
+    import sys
+
+    import pytest
+
+    if os.environ.get("STRATA_CPU"):
+        pytest.skip("already capped")
+    if LEVELS.index(level) >= LEVELS.index(st.cpu_level()):
+        pytest.skip(f"{level} is this process's level (or above the machine's)")
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = "\n".join(
+        [f"import sys; sys.path.insert(0, {here!r})", f"import {module} as t",
+         "import strata as st", f"assert st.cpu_level() == {level!r}, st.cpu_level()"]
+        + [f"t.{name}()" for name in tests])
+    env = dict(os.environ, STRATA_CPU=level)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr

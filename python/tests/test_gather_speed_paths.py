@@ -8,9 +8,6 @@ with STRATA_CPU capped (the level is chosen once per process)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -18,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 import strata as st
+from _strata_helpers import rerun_at_level
 
 DTYPES = ["uint8", "int8", "int16", "float16", "int32", "float32", "int64", "float64", "bool"]
 EDGES = [1, 2, 7, 8, 31, 32, 33, 63, 64, 65, 511, 512, 513, 1025]
@@ -211,28 +209,6 @@ def test_results_own_their_memory():
     same(st.gather(st.tensor(7.0), 0, st.tensor(0)), np.float32(7.0))
 
 
-CHILD = r"""
-import numpy as np, strata as st, sys
-sys.path.insert(0, {here!r})
-import test_gather_speed_paths as t
-assert st.cpu_level() == {level!r}, st.cpu_level()
-t.test_arg_reductions_match_numpy()
-t.test_integer_indexing_matches_numpy()
-t.test_masks_match_numpy()
-t.test_index_put_matches_numpy()
-"""
-
-
 @pytest.mark.parametrize("level", ["portable", "avx2"])
 def test_every_cpu_level(level):
-    if os.environ.get("STRATA_CPU"):
-        pytest.skip("already capped")
-    order = ["portable", "avx2", "avx512"]
-    if order.index(level) >= order.index(st.cpu_level()):
-        pytest.skip(f"{level} is this process's level (or above the machine's)")
-    here = os.path.dirname(os.path.abspath(__file__))
-    code = CHILD.format(here=here, level=level)
-    env = dict(os.environ, STRATA_CPU=level)
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       timeout=600)
-    assert r.returncode == 0, r.stdout + r.stderr
+    rerun_at_level(level, "test_gather_speed_paths", ['test_arg_reductions_match_numpy', 'test_integer_indexing_matches_numpy', 'test_masks_match_numpy', 'test_index_put_matches_numpy'])

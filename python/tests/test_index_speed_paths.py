@@ -10,9 +10,6 @@ with STRATA_CPU capped (the level is chosen once per process)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -20,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 import strata as st
+from _strata_helpers import rerun_at_level
 
 LENS = [1, 31, 32, 33, 2047, 2048, 2049, 4096, 4097, 6001, 131_073]
 
@@ -125,28 +123,6 @@ def test_out_of_range_is_a_clear_index_error():
         same(t, np.zeros(10, dtype=np.float32))
 
 
-CHILD = r"""
-import numpy as np, strata as st, sys
-sys.path.insert(0, {here!r})
-import test_index_speed_paths as t
-assert st.cpu_level() == {level!r}, st.cpu_level()
-t.test_argmax_runs_match_numpy()
-t.test_argmax_rows_match_numpy()
-t.test_nonzero_matches_numpy()
-t.test_one_index_tensor_matches_numpy()
-"""
-
-
 @pytest.mark.parametrize("level", ["portable", "avx2"])
 def test_every_cpu_level(level):
-    if os.environ.get("STRATA_CPU"):
-        pytest.skip("already capped")
-    order = ["portable", "avx2", "avx512"]
-    if order.index(level) >= order.index(st.cpu_level()):
-        pytest.skip(f"{level} is this process's level (or above the machine's)")
-    here = os.path.dirname(os.path.abspath(__file__))
-    code = CHILD.format(here=here, level=level)
-    env = dict(os.environ, STRATA_CPU=level)
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                       timeout=600)
-    assert r.returncode == 0, r.stdout + r.stderr
+    rerun_at_level(level, "test_index_speed_paths", ['test_argmax_runs_match_numpy', 'test_argmax_rows_match_numpy', 'test_nonzero_matches_numpy', 'test_one_index_tensor_matches_numpy'])
