@@ -224,3 +224,13 @@ def rerun_at_level(level: str, module: str, tests) -> None:
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def bf16_round(x: np.ndarray) -> np.ndarray:
+    """float32 -> bfloat16 bits, round to nearest even; NaN made quiet keeping the top of
+    its payload (the model of strata's float32 -> bfloat16 conversion)."""
+    b = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF
+    nan = ((b >> 16) | 0x40) & 0xFFFF
+    isnan = (b & 0x7FFFFFFF) > 0x7F800000
+    return np.where(isnan, nan, rounded).astype(np.uint16)

@@ -17,15 +17,8 @@ import numpy as np
 import pytest
 
 import strata as st
+from _strata_helpers import bf16_round
 from _isolated import assert_clean
-
-
-def _round(x: np.ndarray) -> np.ndarray:
-    b = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    rounded = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF
-    nan = ((b >> 16) | 0x40) & 0xFFFF
-    isnan = (b & 0x7FFFFFFF) > 0x7F800000
-    return np.where(isnan, nan, rounded).astype(np.uint16)
 
 
 def _values(bits: np.ndarray) -> np.ndarray:
@@ -74,31 +67,31 @@ def test_bf16_binary_every_bit_pattern(start, n):
     b = _tensor(ys)[start:end]
     xv, yv = _values(x), _values(y)
     with np.errstate(all="ignore"):
-        _check(_bits(a + b), _round(xv + yv), x, y, "a + b")
-        _check(_bits(a * b), _round(xv * yv), x, y, "a * b")
-        _check(_bits(a - b), _round(xv - yv), x, y, "a - b")
-        _check(_bits(a / b), _round(xv / yv), x, y, "a / b")
+        _check(_bits(a + b), bf16_round(xv + yv), x, y, "a + b")
+        _check(_bits(a * b), bf16_round(xv * yv), x, y, "a * b")
+        _check(_bits(a - b), bf16_round(xv - yv), x, y, "a - b")
+        _check(_bits(a / b), bf16_round(xv / yv), x, y, "a / b")
         # A 0-d operand (stride 0) on either side.
         c = np.full_like(x, 0x3FC0)  # 1.5
-        _check(_bits(a * 1.5), _round(xv * np.float32(1.5)), x, c, "a * 1.5")
-        _check(_bits(1.5 - a), _round(np.float32(1.5) - xv), c, x, "1.5 - a")
-        np.testing.assert_array_equal(_bits(-a), _round(-xv))
-        np.testing.assert_array_equal(_bits(a.abs()), _round(np.abs(xv)))
+        _check(_bits(a * 1.5), bf16_round(xv * np.float32(1.5)), x, c, "a * 1.5")
+        _check(_bits(1.5 - a), bf16_round(np.float32(1.5) - xv), c, x, "1.5 - a")
+        np.testing.assert_array_equal(_bits(-a), bf16_round(-xv))
+        np.testing.assert_array_equal(_bits(a.abs()), bf16_round(np.abs(xv)))
         # exp: strata's float32 exp on the widened values, rounded.
-        want = _round(a.float().exp().numpy())
+        want = bf16_round(a.float().exp().numpy())
         _check(_bits(a.exp()), want, x, x, "exp")
         # In place on itself.
         t = a.clone()
         t += t
-        _check(_bits(t), _round(xv + xv), x, x, "t += t")
+        _check(_bits(t), bf16_round(xv + xv), x, x, "t += t")
 
 
 def test_bf16_sums():
     for n in [1, 63, 64, 65, 1000, 70001]:
         v = ((np.arange(n) * 7919) % 201 - 100).astype(np.float32) / 4  # exact sums
-        bits = _round(v)
+        bits = bf16_round(v)
         t = _tensor(bits)
-        assert _bits(t.sum())[()] == _round(np.array([v.sum()], np.float32))[0]
+        assert _bits(t.sum())[()] == bf16_round(np.array([v.sum()], np.float32))[0]
         w = bits.copy()
         w[n // 2] = 0x7F81  # a signalling NaN: the sum is it, made quiet
         assert _bits(_tensor(w).sum())[()] == 0x7FC1

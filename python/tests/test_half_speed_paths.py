@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import strata as st
+from _strata_helpers import bf16_round
 from _isolated import assert_clean
 
 LENGTHS = [0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 127, 129, 1000, 70001]
@@ -34,15 +35,6 @@ def _bits16(a) -> np.ndarray:
 def _half_bits(t) -> np.ndarray:
     """A float16 tensor's values as uint16 bits (through NumPy's float16)."""
     return _bits16(t.numpy())
-
-
-def _bf16_round(x: np.ndarray) -> np.ndarray:
-    """float32 -> bfloat16 bits, round to nearest even; NaN quiet keeping the payload top."""
-    b = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    rounded = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF
-    nan = ((b >> 16) | 0x40) & 0xFFFF
-    isnan = (b & 0x7FFFFFFF) > 0x7F800000
-    return np.where(isnan, nan, rounded).astype(np.uint16)
 
 
 def _bf16_values(bits: np.ndarray) -> np.ndarray:
@@ -111,7 +103,7 @@ def test_casts_bitwise(n):
     x = np.concatenate([x, mids[np.isfinite(mids)]])
     sx = st.from_numpy(x)
     np.testing.assert_array_equal(_half_bits(sx.half()), _bits16(x.astype(np.float16)))
-    np.testing.assert_array_equal(_bf16_bits_of(sx.bfloat16()), _bf16_round(x))
+    np.testing.assert_array_equal(_bf16_bits_of(sx.bfloat16()), bf16_round(x))
     # Strided source.
     np.testing.assert_array_equal(_half_bits(sx[::3].half()), _bits16(x[::3].astype(np.float16)))
     # float16 -> float32 / float64, every second element too.
@@ -132,13 +124,13 @@ def test_casts_bitwise(n):
 @pytest.mark.parametrize("n", LENGTHS)
 def test_bfloat16_arithmetic_against_rounded_float32(n):
     a, b = _src(n, 8, np.float32), _src(n, 9, np.float32)
-    ab, bb = _bf16_round(a), _bf16_round(b)
+    ab, bb = bf16_round(a), bf16_round(b)
     av, bv = _bf16_values(ab), _bf16_values(bb)
     sa, sb = st.from_numpy(a).bfloat16(), st.from_numpy(b).bfloat16()
     np.testing.assert_array_equal(_bf16_bits_of(sa), ab)
-    np.testing.assert_array_equal(_bf16_bits_of(sa + sb), _bf16_round(av + bv))
-    np.testing.assert_array_equal(_bf16_bits_of(sa * sb), _bf16_round(av * bv))
-    np.testing.assert_array_equal(_bf16_bits_of(sa[::2] * 2.0), _bf16_round(av[::2] * 2))
+    np.testing.assert_array_equal(_bf16_bits_of(sa + sb), bf16_round(av + bv))
+    np.testing.assert_array_equal(_bf16_bits_of(sa * sb), bf16_round(av * bv))
+    np.testing.assert_array_equal(_bf16_bits_of(sa[::2] * 2.0), bf16_round(av[::2] * 2))
 
 
 @pytest.mark.parametrize("n", [1, 15, 16, 17, 255, 256, 257, 1000, 70001])
@@ -157,7 +149,7 @@ def test_half_sums_and_means(n):
     b = sa.bfloat16()
     bv = _bf16_values(_bf16_bits_of(b)).astype(np.float64)
     got = float(b.sum().float().numpy())
-    assert got == float(_bf16_values(_bf16_round(np.array([bv.sum()], dtype=np.float32)))[0])
+    assert got == float(_bf16_values(bf16_round(np.array([bv.sum()], dtype=np.float32)))[0])
     # Sum over a dim of a 2-d array, both ways.
     m = a[: (n // 5) * 5].reshape(-1, 5) if n >= 5 else a.reshape(1, -1)
     sm = st.from_numpy(m)
