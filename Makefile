@@ -6,7 +6,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: all test test-rust test-python lint tour bench bench-rust bench-python fmt develop develop-release
+.PHONY: all test test-rust test-python lint tour bench bench-rust bench-python fmt develop develop-release gpu-bundle
 
 all: test
 
@@ -19,15 +19,19 @@ lint: $(VENV)/.ready
 
 # The Python extension crate is a cdylib for CPython; its tests are the pytest suites.
 # rustdoc links each doctest under TMPDIR: keep those binaries on target/'s disk, not /tmp.
-test-rust:
-	$(CARGO) test -p strata --lib --tests --examples
+# NVRTC from the venv (the nvidia-cuda-nvrtc wheel): the tests compile every generated CUDA
+# kernel with it, no GPU needed.
+NVRTC_LIB = $$(ls -d $(abspath $(VENV))/lib/python3*/site-packages/nvidia/cu*/lib 2>/dev/null | head -1)
+
+test-rust: $(VENV)/.ready
+	LD_LIBRARY_PATH=$(NVRTC_LIB):$${LD_LIBRARY_PATH:-} $(CARGO) test -p strata --lib --tests --examples
 	mkdir -p target/tmp && TMPDIR=$(abspath target/tmp) $(CARGO) test -p strata --doc
 
 # A virtualenv with the build and test tools (re-made when pyproject.toml changes).
 $(VENV)/.ready: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet "maturin>=1.5,<2" "numpy>=1.26" "pytest>=7" "hypothesis>=6" "safetensors>=0.4" "mpmath>=1.3"
+	$(VPY) -m pip install --quiet "maturin>=1.5,<2" "numpy>=1.26" "pytest>=7" "hypothesis>=6" "safetensors>=0.4" "mpmath>=1.3" "nvidia-cuda-nvrtc>=13,<14"
 	touch $@
 
 # Tests use a debug build: it shares the compiled core with `cargo test` and builds fast.
@@ -57,3 +61,29 @@ bench-python: develop-release
 
 fmt:
 	$(CARGO) fmt --all
+
+# The GPU check's bundle (see README "CUDA"): the Python extension built for CPython 3.12
+# (the GPU machine's; PyO3 takes the interpreter's facts from a config file, so no 3.12 is
+# needed here) in release, the Rust GPU test binary (a debug build: it shares the compiled
+# core with `make test`; its kernels run on the GPU either way), the GPU tests, the
+# benchmark and run.sh, in one git-ignored folder under 64 MiB (the binaries stripped and
+# gzipped; run.sh unpacks them). There: `./run.sh LOGDIR`.
+GPU_BUNDLE ?= gpu-bundle
+GPU_TARGET ?= target/gpu
+gpu-bundle: $(VENV)/.ready
+	rm -rf $(GPU_BUNDLE) && mkdir -p $(GPU_BUNDLE)/python $(GPU_BUNDLE)/tests $(GPU_BUNDLE)/bench $(GPU_TARGET)
+	printf 'implementation=CPython\nversion=3.12\nshared=true\nabi3=false\npointer_width=64\nbuild_flags=\nsuppress_build_script_link_lines=false\n' > $(GPU_TARGET)/pyo3-cpython312.cfg
+	PYO3_CONFIG_FILE=$(abspath $(GPU_TARGET))/pyo3-cpython312.cfg $(CARGO) build --release -p strata-py --features extension-module --target-dir $(GPU_TARGET)
+	$(CARGO) test -p strata --test cuda_gpu --no-run --message-format=json \
+		| $(PYTHON) -c 'import json,sys; [print(m["executable"]) for m in map(json.loads, sys.stdin) if m.get("executable") and m["target"]["name"] == "cuda_gpu"]' \
+		| xargs -I{} cp {} $(GPU_BUNDLE)/cuda_gpu
+	cp -r python/strata $(GPU_BUNDLE)/python/
+	rm -f $(GPU_BUNDLE)/python/strata/*.so
+	cp $(GPU_TARGET)/release/lib_strata.so $(GPU_BUNDLE)/python/strata/_strata.cpython-312-x86_64-linux-gnu.so
+	strip --strip-unneeded $(GPU_BUNDLE)/cuda_gpu $(GPU_BUNDLE)/python/strata/_strata.cpython-312-x86_64-linux-gnu.so
+	gzip -9 $(GPU_BUNDLE)/cuda_gpu $(GPU_BUNDLE)/python/strata/_strata.cpython-312-x86_64-linux-gnu.so
+	cp -r python/tests/gpu $(GPU_BUNDLE)/tests/
+	cp python/bench/bench_cuda.py $(GPU_BUNDLE)/bench/
+	cp scripts/gpu_check.sh $(GPU_BUNDLE)/run.sh
+	find $(GPU_BUNDLE) -name __pycache__ -prune -exec rm -rf {} +
+	du -sh $(GPU_BUNDLE)

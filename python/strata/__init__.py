@@ -259,9 +259,11 @@ __all__ = [
     "from_file",
     "from_dlpack",
     "safetensors",
+    "cuda",
     "multiprocessing",
     *_FUNCTIONS,
     *_INDEX_FUNCTIONS,
 ]
 from . import safetensors  # noqa: E402  (submodule; after the names it uses)
+from . import cuda  # noqa: E402  (submodule)
 from . import multiprocessing  # noqa: E402  (registers the ForkingPickler reducer)

@@ -19,6 +19,7 @@ from typing import Any, Literal, Self, SupportsIndex, TypeAlias, final, overload
 import numpy as np
 import numpy.typing as npt
 
+from . import cuda as cuda
 from . import multiprocessing as multiprocessing
 from . import safetensors as safetensors
 
@@ -352,7 +353,8 @@ class Tensor:
     # ----- data
     def fill_(self, value: _Number | Tensor) -> Self: ...
     def zero_(self) -> Self: ...
-    def copy_(self, src: _TensorLike) -> Self: ...
+    def copy_(self, src: _TensorLike, non_blocking: builtins.bool = False) -> Self:
+        """Copies ``src`` (broadcast, cast) into this view, across devices too."""
     def clone(self) -> Tensor:
         """A copy keeping a dense layout's dim order."""
     def to(
@@ -361,10 +363,11 @@ class Tensor:
         dtype: _DTypeLike | None = None,
         device: _DeviceLike | None = None,
         copy: builtins.bool = False,
+        non_blocking: builtins.bool = False,
     ) -> Tensor:
-        """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(dtype=...,
-        device=...)``; returns ``self`` when nothing changes. A device this build has no
-        backend for ("cuda", "cuda:N") raises ``DeviceError``."""
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)`` or
+        ``to(dtype=..., device=...)``; returns ``self`` when nothing changes. A CUDA device
+        without a driver or GPU raises ``DeviceError``."""
     def type_as(self, other: Tensor) -> Tensor: ...
     def float(self) -> Tensor: ...
     def double(self) -> Tensor: ...
@@ -373,7 +376,17 @@ class Tensor:
     def int(self) -> Tensor: ...
     def long(self) -> Tensor: ...
     def bool(self) -> Tensor: ...
-    def cpu(self) -> Self: ...
+    def cpu(self) -> Tensor:
+        """A host copy of a CUDA tensor; a host tensor itself."""
+    def cuda(self, device: _DeviceLike | builtins.int | None = None, non_blocking: builtins.bool = False) -> Tensor:
+        """A copy on a CUDA device (0 by default); itself when already there."""
+    @property
+    def is_cuda(self) -> builtins.bool: ...
+    def pin_memory(self) -> Tensor:
+        """A copy in pinned (page-locked) host memory; itself when already pinned."""
+    def is_pinned(self) -> builtins.bool: ...
+    @property
+    def __cuda_array_interface__(self) -> dict[builtins.str, Any]: ...
 
     # ----- unary elementwise ops (from the op table, crates/strata/src/ops/table.rs)
     def neg(self) -> Tensor: ...
@@ -642,27 +655,33 @@ def from_numpy(array: Any) -> Tensor:
 
 @overload
 def zeros(
-    size: Sequence[SupportsIndex], /, *, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+    size: Sequence[SupportsIndex], /, *, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None,
+    pin_memory: builtins.bool = False,
 ) -> Tensor: ...
 @overload
 def zeros(
-    *size: SupportsIndex, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+    *size: SupportsIndex, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None,
+    pin_memory: builtins.bool = False,
 ) -> Tensor: ...
 @overload
 def ones(
-    size: Sequence[SupportsIndex], /, *, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+    size: Sequence[SupportsIndex], /, *, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None,
+    pin_memory: builtins.bool = False,
 ) -> Tensor: ...
 @overload
 def ones(
-    *size: SupportsIndex, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+    *size: SupportsIndex, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None,
+    pin_memory: builtins.bool = False,
 ) -> Tensor: ...
 @overload
 def empty(
-    size: Sequence[SupportsIndex], /, *, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+    size: Sequence[SupportsIndex], /, *, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None,
+    pin_memory: builtins.bool = False,
 ) -> Tensor: ...
 @overload
 def empty(
-    *size: SupportsIndex, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+    *size: SupportsIndex, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None,
+    pin_memory: builtins.bool = False,
 ) -> Tensor: ...
 def full(
     size: _Size, fill_value: _Number, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
@@ -1046,6 +1065,7 @@ __all__ = [
     "from_file",
     "from_dlpack",
     "safetensors",
+    "cuda",
     "multiprocessing",
     "view",
     "reshape",

@@ -30,6 +30,10 @@ is refused with a ``StrataValueError`` (moving it would detach the tensor from i
 send a ``clone()``. A ``Queue`` pickles in its feeder thread, which prints that error;
 ``Pipe.send`` and ``SimpleQueue.put`` raise it.
 
+A CUDA tensor travels as a CUDA IPC handle of its allocation plus its view: the receiver
+maps the same device memory (``cuIpcOpenMemHandle``), so writes on either side are seen by
+the other. The sender keeps every CUDA tensor it sent alive until it exits.
+
 As with PyTorch, the sending process must still be alive when the receiver unpickles the
 tensor. Plain ``pickle`` is unaffected: it copies (protocol 5 hands contiguous bytes
 out-of-band).
@@ -109,7 +113,29 @@ def _rebuild_name(name: str, record: bytes):
     return _strata._shm_import_name(name, record)
 
 
+# CUDA tensors sent to other processes: kept alive here while this process lives, so a
+# receiver's mapping never outlives the memory (PyTorch's rule too: the sender must stay
+# alive while receivers use the tensor).
+_cuda_sent: list = []
+
+
+def _rebuild_cuda(handle, device, offset, nbytes, dtype, shape, strides, storage_offset):
+    return _strata._cuda_ipc_import(
+        handle, device, offset, nbytes, dtype, list(shape), list(strides), storage_offset
+    )
+
+
+def _reduce_cuda(t):
+    # The storage travels as a CUDA IPC handle; the view as shape, strides and offset.
+    handle, device, offset, nbytes = _strata._cuda_ipc_export(t)
+    _cuda_sent.append(t)
+    view = (t.dtype, tuple(t.shape), tuple(t.stride()), t.storage_offset())
+    return (_rebuild_cuda, (handle, device, offset, nbytes) + view)
+
+
 def _reduce_tensor(t):
+    if t.is_cuda:
+        return _reduce_cuda(t)
     if _strata._shm_strategy() == "file_system":
         t.share_memory_()
         try:

@@ -1,7 +1,8 @@
 """Devices: ``device=`` on every constructor, ``Tensor.to(device)``, the clear
-``DeviceError`` for CUDA (no CUDA backend in this build), and the host-only checks of the
-binding (NumPy/buffer/DLPack export, ``tolist``, printing, saving) on a storage that
-reports ``cuda:0`` (made by a test hook; its bytes are host memory)."""
+``DeviceError`` for CUDA where no CUDA driver is found (CI), and the host-only checks of
+the binding (NumPy/buffer/DLPack export, ``tolist``, printing, saving) on a storage that
+reports ``cuda:0`` (made by a test hook; its bytes are host memory). The GPU itself is
+tested in ``python/tests/gpu``; these tests skip where a GPU is present."""
 
 from __future__ import annotations
 
@@ -13,7 +14,11 @@ import pytest
 import strata as st
 from _isolated import assert_clean
 
-CUDA_TEXT = "is not available: this build of strata has no backend for it"
+CUDA_TEXT = "is not available: no CUDA driver was found"
+
+pytestmark = pytest.mark.skipif(
+    st.cuda.is_available(), reason="a CUDA device is present (see python/tests/gpu)"
+)
 
 
 def _creators(device):
@@ -58,7 +63,7 @@ def test_cuda_device_is_a_clear_device_error(device):
             make()
         text = str(info.value)
         assert f"device {want} {CUDA_TEXT}" in text, (name, text)
-        assert "CUDA backend" in text
+        assert "libcuda.so" in text
         assert isinstance(info.value, RuntimeError)
         assert isinstance(info.value, st.StrataError)
 
@@ -90,10 +95,18 @@ def test_bad_device_ordinal_names_the_text(bad):
         st.ones(2).to(bad)
 
 
-@pytest.mark.parametrize("bad", [0, 1.5, object(), b"cpu"])
+@pytest.mark.parametrize("bad", [1.5, object(), b"cpu"])
 def test_non_string_device_is_a_type_error(bad):
     with pytest.raises(TypeError, match="device must be a string"):
         st.zeros(2, device=bad)
+
+
+def test_an_integer_device_is_that_cuda_device():
+    # PyTorch: device=0 is cuda:0.
+    with pytest.raises(st.DeviceError, match=f"device cuda:0 {CUDA_TEXT}"):
+        st.zeros(2, device=0)
+    with pytest.raises(st.DeviceError, match=f"device cuda:2 {CUDA_TEXT}"):
+        st.ones(2).cuda(2)
 
 
 def test_to_device():
@@ -143,8 +156,8 @@ def fake():
     return t
 
 
-def _refused(call, op):
-    with pytest.raises(st.DeviceError) as info:
+def _refused(call, op, exc=None):
+    with pytest.raises(exc or st.DeviceError) as info:
         call()
     text = str(info.value)
     assert text.startswith(op) and "cuda:0" in text, text
@@ -154,7 +167,8 @@ def _refused(call, op):
 def test_host_only_operations_refuse_a_cuda_storage(fake, tmp_path):
     _refused(fake.tolist, "tolist")
     _refused(fake.item if fake.numel() == 1 else fake[0].item, "get")
-    _refused(fake.numpy, "numpy")
+    # PyTorch's TypeError, saying to copy to the host first.
+    _refused(fake.numpy, "can't convert cuda:0 device type tensor to numpy", TypeError)
     _refused(lambda: np.asarray(fake), "")
     _refused(lambda: memoryview(fake), "__getbuffer__")
     _refused(lambda: fake.__array_interface__, "__array_interface__")
@@ -191,6 +205,34 @@ def test_compute_on_a_cuda_storage_is_refused(fake):
     }.items():
         _refused(call, name)
     cpu = st.ones(6)
-    with pytest.raises(st.DeviceError, match="Expected all tensors to be on the same device"):
+    # copy_ crosses devices (PyTorch's); without a driver it is refused.
+    with pytest.raises(st.DeviceError, match=CUDA_TEXT):
         cpu.copy_(fake)
+    with pytest.raises(st.DeviceError, match="Expected all tensors to be on the same device"):
+        cpu.add_(fake)
     np.testing.assert_array_equal(cpu.numpy(), np.ones(6, np.float32))
+
+
+def test_cuda_namespace_without_a_driver():
+    assert st.cuda.is_available() is False
+    assert st.cuda.device_count() == 0
+    for call in (
+        st.cuda.synchronize,
+        st.cuda.memory_allocated,
+        st.cuda.memory_reserved,
+        st.cuda.max_memory_allocated,
+        st.cuda.Stream,
+        st.cuda.current_stream,
+        lambda: st.cuda.Event(enable_timing=True),
+        lambda: st.ones(3).pin_memory(),
+        lambda: st.empty(3, pin_memory=True),
+        lambda: st.ones(3).cuda(),
+        lambda: st.from_dlpack(st.ones(3), device="cuda"),
+    ):
+        with pytest.raises(st.DeviceError, match=CUDA_TEXT):
+            call()
+    # empty_cache has nothing to free and is no error; host tensors are not pinned.
+    st.cuda.empty_cache()
+    assert st.ones(2).is_pinned() is False and st.ones(2).is_cuda is False
+    with pytest.raises(AttributeError, match="non-CUDA tensor"):
+        st.ones(2).__cuda_array_interface__

@@ -106,8 +106,13 @@ def test_copy_flags_and_devices():
     t.__dlpack__(max_version=(1, 0), dl_device=(1, 0))
     with pytest.raises(BufferError):
         t.__dlpack__(stream=1)
-    with pytest.raises(BufferError):
-        st.from_dlpack(a, device="cuda")
+    if not st.cuda.is_available():
+        with pytest.raises(st.DeviceError, match="cuda:0 is not available"):
+            st.from_dlpack(a, device="cuda")
+    with pytest.raises(BufferError, match="copy=False"):
+        st.from_dlpack(a, device=(2, 0), copy=False)
+    with pytest.raises(BufferError, match=r"DLPack device \(4, 0\)"):
+        st.from_dlpack(a, device=(4, 0))
     st.from_dlpack(a, device="cpu")
     with pytest.raises(TypeError, match="DLPack"):
         st.from_dlpack([1, 2, 3])

@@ -45,7 +45,7 @@ fn format_of(dt: DType) -> Option<&'static CStr> {
 }
 
 /// The `__array_interface__` type string of a dtype.
-fn typestr_of(dt: DType) -> Option<String> {
+pub fn typestr_of(dt: DType) -> Option<String> {
     let (kind, size) = match dt {
         DType::Bool => ('b', 1),
         DType::U8 | DType::U16 | DType::U32 | DType::U64 => ('u', dt.itemsize()),
@@ -544,6 +544,12 @@ pub(crate) unsafe fn wrap_foreign(
 /// `tensor.numpy()`: a NumPy array sharing memory (through the buffer protocol).
 pub fn to_numpy<'py>(slf: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyAny>> {
     let t = &slf.get().inner;
+    if let strata::Device::Cuda(_) = t.device() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.",
+            t.device()
+        )));
+    }
     t.check_host("numpy").py()?;
     if t.dtype() == DType::BF16 {
         return Err(bf16_error("numpy"));

@@ -17,6 +17,23 @@ pub fn opt_device(op: &'static str, device: Option<&Bound<'_, PyAny>>) -> PyResu
     if d.is_none() {
         return Ok(Device::Cpu);
     }
+    let device = parse_device_in(op, d)?;
+    device.check_available(op).py()?;
+    Ok(device)
+}
+
+/// The device a `device=` argument names (not checked for availability): a string, or a
+/// bare index (a CUDA device, as in PyTorch).
+pub fn parse_device(d: &Bound<'_, PyAny>) -> PyResult<Device> {
+    parse_device_in("device", d)
+}
+
+fn parse_device_in(op: &'static str, d: &Bound<'_, PyAny>) -> PyResult<Device> {
+    if let Ok(n) = d.extract::<usize>() {
+        if !d.is_instance_of::<pyo3::types::PyBool>() {
+            return Ok(Device::Cuda(n));
+        }
+    }
     let Ok(s) = d.extract::<String>() else {
         return Err(err(
             ErrorKind::DType,
@@ -27,9 +44,7 @@ pub fn opt_device(op: &'static str, device: Option<&Bound<'_, PyAny>>) -> PyResu
             ),
         ));
     };
-    let device: Device = s.parse().py()?;
-    device.check_available(op).py()?;
-    Ok(device)
+    s.parse().py()
 }
 
 /// `t` on `device` (itself when it is already there).

@@ -71,7 +71,8 @@ fn capsule(
     unsafe { Bound::from_owned_ptr_or_err(py, raw) }.map(Bound::unbind)
 }
 
-fn check_device(dl_device: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+fn check_device(t: &strata::Tensor, dl_device: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    let own = strata::interop::dlpack::dl_device(t);
     if let Some(d) = dl_device {
         if d.is_none() {
             return Ok(());
@@ -81,9 +82,11 @@ fn check_device(dl_device: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
                 "__dlpack__: dl_device must be a (device_type, device_id) tuple, got {d}"
             ))
         })?;
-        if (ty, id) != (DL_CPU, 0) {
+        let host_ok = (ty, id) == (DL_CPU, 0) && t.device().is_cpu();
+        if (ty, id) != (own.device_type, own.device_id) && !host_ok {
             return Err(PyBufferError::new_err(format!(
-                "__dlpack__: strata tensors live on the CPU (1, 0); cannot export to device ({ty}, {id})"
+                "__dlpack__: this tensor is on device ({}, {}); cannot export to device ({ty}, {id}) without a copy",
+                own.device_type, own.device_id
             )));
         }
     }
@@ -104,14 +107,30 @@ impl PyTensor {
         dl_device: Option<&Bound<'_, PyAny>>,
         copy: Option<bool>,
     ) -> PyResult<Py<PyAny>> {
-        if let Some(s) = stream {
-            if !s.is_none() {
-                return Err(PyBufferError::new_err(format!(
-                    "__dlpack__: strata tensors live on the CPU, where stream must be None (got {s})"
-                )));
+        let stream: Option<i64> = match stream {
+            Some(s) if !s.is_none() => Some(s.extract().map_err(|_| {
+                PyBufferError::new_err(format!("__dlpack__: stream must be an int or None, got {s}"))
+            })?),
+            _ => None,
+        };
+        match self.inner.device() {
+            strata::Device::Cuda(n) => {
+                // The standard: the producer makes the data ready for the consumer's stream.
+                let t = &self.inner;
+                let _ = t;
+                py.detach(|| strata::cuda::sync_for_consumer(n, stream)).py()?;
+            }
+            strata::Device::Cpu => {
+                if let Some(s) = stream {
+                    if s != -1 {
+                        return Err(PyBufferError::new_err(format!(
+                            "__dlpack__: a CPU tensor takes stream None, got {s}"
+                        )));
+                    }
+                }
             }
         }
-        check_device(dl_device)?;
+        check_device(&self.inner, dl_device)?;
         let copy = copy.unwrap_or(false);
         let t = &self.inner;
         if max_version.is_some_and(|(major, _)| major >= 1) {
@@ -129,11 +148,10 @@ impl PyTensor {
     }
 
     /// `(device_type, device_id)`: `(1, 0)` for the CPU, `(2, n)` (kDLCUDA) for `cuda:n`.
+    /// `(3, 0)` (kDLCUDAHost) for pinned host memory.
     fn __dlpack_device__(&self) -> (i32, i32) {
-        match self.inner.device() {
-            strata::Device::Cpu => (DL_CPU, 0),
-            strata::Device::Cuda(n) => (DL_CUDA, i32::try_from(n).unwrap_or(i32::MAX)),
-        }
+        let d = strata::interop::dlpack::dl_device(&self.inner);
+        (d.device_type, d.device_id)
     }
 }
 
@@ -189,21 +207,23 @@ fn consume(cap: &Bound<'_, PyAny>) -> PyResult<(strata::Tensor, bool)> {
     }
 }
 
-fn check_target_device(device: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-    let Some(d) = device else { return Ok(()) };
+/// The device `from_dlpack(..., device=d)` asks for: `None` (where the producer's data
+/// is), or a strata device (a string, or a DLPack `(type, id)` pair).
+fn target_device(device: Option<&Bound<'_, PyAny>>) -> PyResult<Option<strata::Device>> {
+    let Some(d) = device else { return Ok(None) };
     if d.is_none() {
-        return Ok(());
+        return Ok(None);
     }
     if let Ok((ty, id)) = d.extract::<(i32, i32)>() {
-        if (ty, id) == (DL_CPU, 0) {
-            return Ok(());
-        }
-    } else if d.str()?.to_str()? == "cpu" {
-        return Ok(());
+        return match (ty, usize::try_from(id)) {
+            (DL_CPU, Ok(0)) => Ok(Some(strata::Device::Cpu)),
+            (DL_CUDA, Ok(n)) => Ok(Some(strata::Device::Cuda(n))),
+            _ => Err(PyBufferError::new_err(format!(
+                "from_dlpack: cannot import to DLPack device ({ty}, {id})"
+            ))),
+        };
     }
-    Err(PyBufferError::new_err(format!(
-        "from_dlpack: strata tensors live on the cpu; cannot import to device {d}"
-    )))
+    crate::device::opt_device("from_dlpack", Some(d)).map(Some)
 }
 
 /// `strata.from_dlpack(obj, *, device=None, copy=None)`: a tensor sharing memory with any
@@ -217,15 +237,15 @@ pub fn from_dlpack(
     device: Option<&Bound<'_, PyAny>>,
     copy: Option<bool>,
 ) -> PyResult<PyTensor> {
-    check_target_device(device)?;
+    let target = target_device(device)?;
     let want_copy = copy == Some(true);
     if let Ok(t) = obj.cast::<PyTensor>() {
         // A strata tensor: share its storage itself rather than alias it through a capsule.
         let t = &t.get().inner;
-        let out = if want_copy {
-            t.contiguous_copy().py()?
-        } else {
-            t.clone()
+        let out = match target {
+            Some(d) if d != t.device() => t.to_device(d).py()?,
+            _ if want_copy => t.contiguous_copy().py()?,
+            _ => t.clone(),
         };
         return Ok(PyTensor::wrap(out));
     }
@@ -242,6 +262,17 @@ pub fn from_dlpack(
         })?;
         let kwargs = PyDict::new(py);
         kwargs.set_item("max_version", (1, 0))?;
+        // A CUDA producer makes its data ready for our current stream (1: the legacy
+        // default stream).
+        if let Ok(dev) = obj.call_method0("__dlpack_device__") {
+            if let Ok((DL_CUDA, id)) = dev.extract::<(i32, i32)>() {
+                let n = usize::try_from(id).unwrap_or(usize::MAX);
+                if strata::cuda::is_available() {
+                    let raw = strata::cuda::Stream::current(Some(n)).py()?.raw();
+                    kwargs.set_item("stream", if raw == 0 { 1 } else { raw })?;
+                }
+            }
+        }
         if let Some(c) = copy {
             kwargs.set_item("copy", c)?;
         }
@@ -262,10 +293,18 @@ pub fn from_dlpack(
         )));
     }
     let (t, copied) = consume(&cap)?;
-    let t = if want_copy && !copied {
-        t.contiguous_copy().py()?
-    } else {
-        t
+    let t = match target {
+        Some(d) if d != t.device() => {
+            if copy == Some(false) {
+                return Err(PyBufferError::new_err(format!(
+                    "from_dlpack: the data is on {}; moving it to {d} needs a copy, and copy=False",
+                    t.device()
+                )));
+            }
+            t.to_device(d).py()?
+        }
+        _ if want_copy && !copied => t.contiguous_copy().py()?,
+        _ => t,
     };
     Ok(PyTensor::wrap(t))
 }

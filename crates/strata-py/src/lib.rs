@@ -4,6 +4,7 @@
 mod buffer;
 mod compute;
 mod convert;
+mod cuda;
 mod device;
 mod dlpack;
 mod dtype;
@@ -57,6 +58,7 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     compute::register(m)?;
     files::register(m)?;
     shm::register(m)?;
+    cuda::register(m)?;
     m.add_function(wrap_pyfunction!(dlpack::from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::views_built_in_place, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::tensors_kept, m)?)?;

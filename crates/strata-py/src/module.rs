@@ -99,45 +99,55 @@ fn shape_of(op: &'static str, args: &Bound<'_, PyTuple>) -> PyResult<Vec<usize>>
 }
 
 #[pyfunction]
-#[pyo3(signature = (*size, dtype=None, device=None))]
+#[pyo3(signature = (*size, dtype=None, device=None, pin_memory=false))]
 pub fn zeros(
     size: &Bound<'_, PyTuple>,
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
+    pin_memory: bool,
 ) -> PyResult<PyTensor> {
     let dev = opt_device("zeros", device)?;
     let dt = opt_dtype(dtype)?.unwrap_or(DType::F32);
-    Tensor::zeros_on(&shape_of("zeros", size)?, dt, dev)
-        .py()
-        .map(PyTensor::wrap)
+    let t = Tensor::zeros_on(&shape_of("zeros", size)?, dt, dev).py()?;
+    pinned(t, pin_memory).map(PyTensor::wrap)
 }
 
 #[pyfunction]
-#[pyo3(signature = (*size, dtype=None, device=None))]
+#[pyo3(signature = (*size, dtype=None, device=None, pin_memory=false))]
 pub fn ones(
     size: &Bound<'_, PyTuple>,
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
+    pin_memory: bool,
 ) -> PyResult<PyTensor> {
     let dev = opt_device("ones", device)?;
     let dt = opt_dtype(dtype)?.unwrap_or(DType::F32);
-    Tensor::full_on(&shape_of("ones", size)?, 1, dt, dev)
-        .py()
-        .map(PyTensor::wrap)
+    let t = Tensor::full_on(&shape_of("ones", size)?, 1, dt, dev).py()?;
+    pinned(t, pin_memory).map(PyTensor::wrap)
 }
 
 #[pyfunction]
-#[pyo3(signature = (*size, dtype=None, device=None))]
+#[pyo3(signature = (*size, dtype=None, device=None, pin_memory=false))]
 pub fn empty(
     size: &Bound<'_, PyTuple>,
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
+    pin_memory: bool,
 ) -> PyResult<PyTensor> {
     let dev = opt_device("empty", device)?;
     let dt = opt_dtype(dtype)?.unwrap_or(DType::F32);
-    Tensor::empty_on(&shape_of("empty", size)?, dt, dev)
-        .py()
-        .map(PyTensor::wrap)
+    let t = Tensor::empty_on(&shape_of("empty", size)?, dt, dev).py()?;
+    pinned(t, pin_memory).map(PyTensor::wrap)
+}
+
+/// `t`, moved to pinned host memory when `pin` (PyTorch's `pin_memory=True`; a CUDA
+/// device with it is PyTorch's error).
+fn pinned(t: Tensor, pin: bool) -> PyResult<Tensor> {
+    if pin {
+        t.pin_memory().py()
+    } else {
+        Ok(t)
+    }
 }
 
 /// `full(size, fill_value, dtype=None)`: the dtype defaults from the value, as PyTorch.

@@ -118,6 +118,10 @@ pub fn new_view<'py>(py: Python<'py>, src: &Tensor, op: ViewOp<'_>) -> PyResult<
 
 /// Nested lists of a tensor's values.
 pub fn to_list(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
+    if !t.device().is_cpu() {
+        let host = t.host_copy("tolist").py()?;
+        return to_list(py, &host);
+    }
     t.check_host("tolist").py()?;
     check_list_size(t.shape())?;
     let flat = elements(py, t)?;
@@ -903,11 +907,12 @@ impl PyTensor {
         Ok(slf)
     }
 
-    fn copy_<'py>(slf: PyRef<'py, Self>, src: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
+    #[pyo3(signature = (src, non_blocking=false))]
+    fn copy_<'py>(slf: PyRef<'py, Self>, src: &Bound<'py, PyAny>, non_blocking: bool) -> PyResult<PyRef<'py, Self>> {
         let s = tensor_arg(src)?;
         let t = slf.inner.clone();
         crate::compute::nogil(slf.py(), s.numel().max(t.numel()), move || {
-            t.copy_(&s).map(|_| ())
+            t.copy_with(&s, non_blocking).map(|_| ())
         })
         .py()?;
         Ok(slf)
@@ -923,13 +928,15 @@ impl PyTensor {
 
     /// `to(dtype)`, `to(device)`, `to(device, dtype)`: a device is a string ("cpu",
     /// "cuda", "cuda:N"); a device this build has no backend for is a `DeviceError`.
-    #[pyo3(signature = (*args, dtype=None, device=None, copy=false))]
+    #[pyo3(signature = (*args, dtype=None, device=None, copy=false, non_blocking=false))]
     fn to(
         &self,
+        py: Python<'_>,
         args: &Bound<'_, PyTuple>,
         dtype: Option<&Bound<'_, PyAny>>,
         device: Option<&Bound<'_, PyAny>>,
         copy: bool,
+        non_blocking: bool,
     ) -> PyResult<PyTensor> {
         let mut target = crate::dtype::opt_dtype(dtype)?;
         let mut dev = match device {
@@ -943,10 +950,17 @@ impl PyTensor {
                     continue;
                 }
             }
+            if let Ok(other) = a.cast::<PyTensor>() {
+                // `to(other)`: other's device and dtype.
+                dev = other.get().inner.device();
+                target = Some(other.get().inner.dtype());
+                continue;
+            }
             target = Some(parse_dtype(&a)?);
         }
         if dev != self.inner.device() {
-            let moved = self.inner.to_device(dev).py()?;
+            let t = self.inner.clone();
+            let moved = py.detach(|| t.to_device_with(dev, non_blocking)).py()?;
             let dt = target.unwrap_or(moved.dtype());
             return moved.to_dtype(dt).py().map(PyTensor::wrap);
         }
@@ -996,8 +1010,13 @@ impl PyTensor {
         self.inner.to_dtype(DType::Bool).py().map(PyTensor::wrap)
     }
 
-    fn cpu(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
-        slf
+    /// A host copy of a CUDA tensor; a host tensor itself.
+    fn cpu(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        if self.inner.device().is_cpu() {
+            return Ok(PyTensor::wrap(self.inner.clone()));
+        }
+        let t = self.inner.clone();
+        py.detach(|| t.to_device(strata::Device::Cpu)).py().map(PyTensor::wrap)
     }
 
     fn index_select(&self, dim: i64, index: &Bound<'_, PyAny>) -> PyResult<PyTensor> {

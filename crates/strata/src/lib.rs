@@ -26,6 +26,7 @@
 //! repository.
 
 mod backend;
+pub mod cuda;
 pub mod dtype;
 pub mod error;
 pub mod interop;

@@ -9,11 +9,13 @@
 //! what it writes, which bumps the version counter; shared for what it reads) and writes
 //! every element of a fresh output.
 //!
-//! Today's engine is the CPU backend ([`cpu::CpuBackend`], forwarding to `kernel/`).
-//! Adding a backend (say CUDA): a new module `backend/cuda.rs` with a type implementing
-//! [`Backend`], and one arm in [`backend_for`]; plus an [`Allocator`](crate::Allocator)
-//! whose `device()` names the device, for the storages it hands out. Nothing in `ops/` or
-//! `kernel/` changes. Host-only operations (data access, printing, export, saving) refuse
+//! Two backends: the CPU engine ([`cpu::CpuBackend`], forwarding to `kernel/`) and CUDA
+//! ([`cuda::CudaBackend`], kernels generated from the op table and compiled at run time,
+//! cuBLAS for matmul). Adding a backend: a module with a type implementing [`Backend`],
+//! one arm in [`backend_for`], and an [`Allocator`](crate::Allocator) whose `device()`
+//! names the device, for the storages it hands out. Nothing in `ops/` or `kernel/`
+//! changes. Copies between devices are not a backend method: `Tensor::to_device` and
+//! `copy_` call `cuda::transfer` for them. Host-only operations (data access, printing, export, saving) refuse
 //! non-CPU storages through [`Storage::check_host`](crate::Storage::check_host).
 //!
 //! Every family of loops goes through this trait: elementwise ops (the op table's
@@ -22,6 +24,7 @@
 //! layer, marked `// backend seam`.
 
 pub(crate) mod cpu;
+pub(crate) mod cuda;
 
 use crate::error::{Error, Result};
 use crate::ops::reduce::{ReduceSpec, Reduction};
@@ -206,18 +209,36 @@ pub(crate) trait Backend: Send + Sync {
 pub(crate) fn backend_for(op: &'static str, device: Device) -> Result<&'static dyn Backend> {
     match device {
         Device::Cpu => Ok(&cpu::CpuBackend),
-        Device::Cuda(_) => Err(Error::device_unavailable(op, device)),
+        Device::Cuda(n) => Ok(cuda::backend(op, n)?),
     }
 }
 
 /// The backend for an op reading or writing all of `tensors`, which must share a device.
 #[inline]
+///
+/// As in PyTorch, a 0-d CPU tensor (a scalar) may join tensors on another device: the
+/// backend reads its value.
 pub(crate) fn backend_of(op: &'static str, tensors: &[&Tensor]) -> Result<&'static dyn Backend> {
-    let device = tensors.first().map_or(Device::Cpu, |t| t.device());
-    for t in tensors.iter().skip(1) {
-        if t.device() != device {
+    let device = common_device(tensors);
+    for t in tensors {
+        if t.device() != device && !is_cpu_scalar(t) {
             return Err(Error::device_mismatch(op, device, t.device()));
         }
     }
     backend_for(op, device)
+}
+
+/// A 0-d tensor in host memory.
+fn is_cpu_scalar(t: &Tensor) -> bool {
+    t.ndim() == 0 && t.device().is_cpu()
+}
+
+/// The device an op on `tensors` runs on: the first that is not a 0-d CPU tensor's (the
+/// first tensor's when all are, the CPU when there are none).
+pub(crate) fn common_device(tensors: &[&Tensor]) -> Device {
+    tensors
+        .iter()
+        .find(|t| !is_cpu_scalar(t))
+        .or(tensors.first())
+        .map_or(Device::Cpu, |t| t.device())
 }

@@ -31,6 +31,10 @@ pub const DLPACK_VERSION: DLPackVersion = DLPackVersion { major: 1, minor: 1 };
 pub const DL_CPU: i32 = 1;
 /// `kDLCUDA`.
 pub const DL_CUDA: i32 = 2;
+/// `kDLCUDAHost`: pinned host memory (what a pinned strata tensor exports as).
+pub const DL_CUDA_HOST: i32 = 3;
+/// `kDLCUDAManaged`: managed memory, readable from the host.
+pub const DL_CUDA_MANAGED: i32 = 13;
 /// The tensor must not be written by the consumer.
 pub const FLAG_READ_ONLY: u64 = 1 << 0;
 /// The producer made a copy for this export.
@@ -200,8 +204,26 @@ struct LegacyExport {
     ctx: ExportCtx,
 }
 
+/// The DLPack device of `t`: `kDLCPU`, `kDLCUDAHost` for pinned host memory, `kDLCUDA`
+/// for a GPU's.
+pub fn dl_device(t: &Tensor) -> DLDevice {
+    match t.device() {
+        crate::Device::Cuda(n) => DLDevice {
+            device_type: DL_CUDA,
+            device_id: i32::try_from(n).unwrap_or(i32::MAX),
+        },
+        crate::Device::Cpu if t.is_pinned() => DLDevice {
+            device_type: DL_CUDA_HOST,
+            device_id: 0,
+        },
+        crate::Device::Cpu => DLDevice {
+            device_type: DL_CPU,
+            device_id: 0,
+        },
+    }
+}
+
 fn export_parts(t: &Tensor) -> Result<(DLTensor, ExportCtx)> {
-    t.check_host("to_dlpack")?;
     let mut ctx = ExportCtx {
         shape: t.shape().iter().map(|&n| n as i64).collect(),
         strides: t.strides().iter().map(|&s| s as i64).collect(),
@@ -212,10 +234,7 @@ fn export_parts(t: &Tensor) -> Result<(DLTensor, ExportCtx)> {
     let data = t.storage().data_ptr().wrapping_add(t.byte_offset());
     let dl = DLTensor {
         data: data.cast(),
-        device: DLDevice {
-            device_type: DL_CPU,
-            device_id: 0,
-        },
+        device: dl_device(t),
         ndim,
         dtype: dl_dtype(t.dtype()),
         shape: ctx.shape.as_mut_ptr(),
@@ -244,7 +263,7 @@ unsafe extern "C" fn delete_legacy(m: *mut DLManagedTensor) {
 /// flagged IS_COPIED; a read-only tensor is flagged READ_ONLY. The caller hands the
 /// pointer to a consumer, which must call its deleter exactly once.
 pub fn to_dlpack_versioned(t: &Tensor, copy: bool) -> Result<*mut DLManagedTensorVersioned> {
-    t.check_host("to_dlpack")?;
+    t.device().check_available("to_dlpack")?;
     let src = if copy {
         t.contiguous_copy()?
     } else {
@@ -274,7 +293,7 @@ pub fn to_dlpack_versioned(t: &Tensor, copy: bool) -> Result<*mut DLManagedTenso
 /// Exports `t` as a legacy managed tensor (no flags: a read-only tensor is refused, since
 /// the legacy ABI cannot say so).
 pub fn to_dlpack_legacy(t: &Tensor, copy: bool) -> Result<*mut DLManagedTensor> {
-    t.check_host("to_dlpack")?;
+    t.device().check_available("to_dlpack")?;
     if t.is_read_only() && !copy {
         return Err(Error::ReadOnly {
             op: "to_dlpack (legacy, unversioned: it has no read-only flag)",
@@ -342,15 +361,28 @@ unsafe fn import(dl: *const DLTensor, read_only: bool, producer: Producer) -> Re
     // A copy, so nothing refers into the managed tensor when an error drops `producer`.
     // SAFETY: `dl` is valid (caller's contract).
     let dl = unsafe { ptr::read(dl) };
-    if dl.device.device_type != DL_CPU {
-        return Err(Error::Value {
-            op,
-            msg: format!(
-                "only CPU tensors can be imported (device type {}, id {})",
-                dl.device.device_type, dl.device.device_id
-            ),
-        });
-    }
+    // Host memory (plain, pinned or managed), or a GPU's.
+    let device = match dl.device.device_type {
+        DL_CPU | DL_CUDA_HOST | DL_CUDA_MANAGED => crate::Device::Cpu,
+        DL_CUDA => {
+            let id = usize::try_from(dl.device.device_id).map_err(|_| Error::Value {
+                op,
+                msg: format!("bad CUDA device id {}", dl.device.device_id),
+            })?;
+            let d = crate::Device::Cuda(id);
+            d.check_available(op)?;
+            d
+        }
+        other => {
+            return Err(Error::Value {
+                op,
+                msg: format!(
+                    "only CPU and CUDA tensors can be imported (device type {other}, id {})",
+                    dl.device.device_id
+                ),
+            })
+        }
+    };
     let dtype = from_dl_dtype(dl.dtype)?;
     let ndim = usize::try_from(dl.ndim)
         .ok()
@@ -397,6 +429,7 @@ unsafe fn import(dl: *const DLTensor, read_only: bool, producer: Producer) -> Re
         // SAFETY: zero bytes are never read; the producer is kept to be freed with it.
         let storage =
             unsafe { Storage::from_foreign(NonNull::dangling(), 0, read_only, Box::new(producer)) };
+        let storage = on_device(storage, device);
         return Tensor::from_parts(storage, layout, dtype);
     }
     if dl.data.is_null() {
@@ -442,7 +475,15 @@ unsafe fn import(dl: *const DLTensor, read_only: bool, producer: Producer) -> Re
     // when the storage's backing drops.
     let storage =
         unsafe { Storage::from_foreign(ptr, nbytes as usize, read_only, Box::new(producer)) };
-    Tensor::from_parts(storage, layout, dtype)
+    Tensor::from_parts(on_device(storage, device), layout, dtype)
+}
+
+/// `s` (a fresh foreign storage, the only handle) re-homed on `device`.
+fn on_device(s: Storage, device: crate::Device) -> Storage {
+    if device.is_cpu() {
+        return s;
+    }
+    s.rehome(device)
 }
 
 /// Imports a versioned managed tensor, taking ownership of it: its deleter is called

@@ -153,6 +153,10 @@ impl Tensor {
         let dt = promote_types(self.dtype(), vec2.dtype())?;
         let a = self.to_dtype(dt)?.unsqueeze(1)?;
         let b = vec2.to_dtype(dt)?.unsqueeze(0)?;
+        if !a.device().is_cpu() || !b.device().is_cpu() {
+            // Another device: its backend's elementwise product.
+            return a.mul(&b);
+        }
         let out = Tensor::zeros(&[self.shape()[0], vec2.shape()[0]], dt)?;
         with_dtype!(dt, T => binary_into::<T, T, T, _>(OP, Cost::Memory, &out, &a, &b, |x, y| x.mul(y)))?;
         Ok(out)
@@ -390,6 +394,18 @@ fn product_with(
     let dt = a.dtype();
     let (na, nb) = (a.ndim(), b.ndim());
     let (m, k, n) = (a.shape()[na - 2], a.shape()[na - 1], b.shape()[nb - 1]);
+    if !a.device().is_cpu() {
+        // A GPU backend takes every dtype it supports as it is (cuBLAS accumulates half
+        // types in f32 itself).
+        let backend = backend_of(op, &[a, b])?;
+        let mut out_shape: DimVec<usize> = batch.iter().copied().collect();
+        out_shape.extend([m, n]);
+        let out = Tensor::zeros_on(&out_shape, dt, a.device())?;
+        if out.numel() > 0 {
+            backend.matmul(op, &out, a, b, batch)?;
+        }
+        return Ok(out);
+    }
     // Half-precision products accumulate in f32, as PyTorch's do, and round once at the
     // end: bf16 always goes through f32; f16 too for matrix·vector shapes, where `gemm`
     // would accumulate in f16 (its gemv kernels round the output after every step), and

@@ -200,7 +200,7 @@ pub(crate) fn output_for(shape: &[usize], dtype: DType, inputs: &[&Tensor]) -> R
 fn output_like(shape: &[usize], dtype: DType, inputs: &[&Tensor], zeroed: bool) -> Result<Tensor> {
     // On the inputs' device (the first input's; the backend call that follows checks
     // that they agree), from that device's backend.
-    let device = inputs.first().map_or(crate::Device::Cpu, |t| t.device());
+    let device = crate::backend::common_device(inputs);
     let backend = crate::backend::backend_for("empty_like", device)?;
     let storage = |nbytes| backend.allocate("empty_like", nbytes, zeroed);
     let numel = crate::layout::checked_numel("empty_like", shape)?;

@@ -480,3 +480,22 @@ impl Tensor {
         Ok(self)
     }
 }
+
+impl Tensor {
+    /// The unary op `op` of the op table, chosen at run time (what the method named
+    /// `op.name()` does).
+    ///
+    /// # Errors
+    /// As the op's method.
+    pub fn unary_op(&self, op: Unary) -> Result<Tensor> {
+        unary(op, self, Dest::New)
+    }
+
+    /// The binary op `op` of the op table with `other`, chosen at run time.
+    ///
+    /// # Errors
+    /// As the op's method.
+    pub fn binary_op<'a>(&self, op: Binary, other: impl Into<Operand<'a>>) -> Result<Tensor> {
+        binary(op, &Operand::Tensor(self), &other.into(), Dest::New)
+    }
+}

@@ -290,7 +290,7 @@ pub(crate) fn index(op: &'static str, t: &Tensor, key: &[TensorIndex]) -> Result
         Resolved::Advanced(p) => p,
     };
     // Not zeroed: the gather writes every element (S5).
-    let out = crate::kernel::plan::output_for(&p.natural(op)?, t.dtype(), &[])?;
+    let out = Tensor::alloc_uninit_on(op, &p.natural(op)?, t.dtype(), t.device())?;
     let front = p.front(&out)?;
     // backend seam
     backend_of(op, &[&front, &p.view])?.gather(
@@ -428,7 +428,7 @@ impl Tensor {
         if nd == 1 {
             // Flat indices are the coordinates.
             let out: Vec<i64> = flat.into_iter().map(|f| f as i64).collect();
-            return Tensor::from_vec(out, &[n, 1]);
+            return Tensor::from_vec(out, &[n, 1])?.to_device(self.device());
         }
         let mut out: Vec<i64> = try_vec(OP, total)?;
         let mut coords: DimVec<i64> = DimVec::from_elem(0, nd);
@@ -440,7 +440,8 @@ impl Tensor {
             }
             out.extend_from_slice(&coords);
         }
-        Tensor::from_vec(out, &[n, nd])
+        // On the input's device, as PyTorch's.
+        Tensor::from_vec(out, &[n, nd])?.to_device(self.device())
     }
 
     /// [`nonzero`](Self::nonzero) as one 1-D `i64` tensor per dim (PyTorch's
@@ -600,7 +601,7 @@ impl Tensor {
             Some((d, self.shape()[d])),
             self.strides()[d],
         )?;
-        let out = crate::kernel::plan::output_for(index.shape(), self.dtype(), &[])?;
+        let out = Tensor::alloc_uninit_on(OP, index.shape(), self.dtype(), self.device())?;
         // backend seam
         backend_of(OP, &[&out, self])?.gather(OP, &out, nd, self, &[], &offs)?;
         Ok(out)

@@ -1,11 +1,13 @@
 //! THE elementwise op table: every unary, binary and ternary op declared once.
 //!
 //! An entry gives the op's enum variant and name, its in-place variant (if any), its dtype
-//! rule (PyTorch's), its cost class, its scalar function(s) and its doc text:
+//! rule (PyTorch's), its cost class, its CUDA expression, its scalar function(s) and its
+//! doc text:
 //!
 //! ```text
 //! /// Hyperbolic sine.                        ← the doc of Tensor::sinh (and the Python method)
-//! Sinh sinh inplace(sinh_) rule(Float) cost(Math) kernel(same |x| real x.sinh(););
+//! Sinh sinh inplace(sinh_) rule(Float) cost(Math) cuda(real "m_sinh(x)";)
+//!     kernel(same |x| real x.sinh(););
 //! ```
 //!
 //! Everything else is generated from the table by macros that receive it through
@@ -18,6 +20,9 @@
 //!   per call, never per element);
 //! - in the Python binding (`strata-py/src/elementwise.rs`): one native method per name,
 //!   and `_strata._op_table()`, from which `strata/__init__.py` builds its functions.
+//!
+//! `cuda(...)` gives the op's CUDA C++ expression per dtype class ([`CudaClass`]); the CUDA
+//! backend (`backend/cuda/`) compiles its elementwise kernels from it at run time.
 //!
 //! **Adding an op** is one entry here (plus a scalar function in `kernel/math.rs` when the
 //! body is more than an expression) and its lines in `python/strata/__init__.pyi` (a test
@@ -119,6 +124,49 @@ pub enum Check {
     NegativeExponent,
 }
 
+/// The dtype class a `cuda(...)` arm of the table serves.
+///
+/// The arms are C++ expressions over the operands `x` (unary) or `a`, `b` (binary) of the
+/// kernel's compute type `T` (`float` for the half types, `bool` for bool), calling the
+/// helpers of the CUDA prelude (`backend/cuda/source.rs`): `int` for the integer dtypes,
+/// `real` for `f32`/`f64` (and the half types unless a `half` arm is given), `bool`, and
+/// `any` for every dtype.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CudaClass {
+    /// Signed and unsigned integers.
+    Int,
+    /// `f32` and `f64`.
+    Real,
+    /// `f16` and `bf16` (computed in `float`).
+    Half,
+    /// `bool`.
+    Bool,
+}
+
+impl CudaClass {
+    /// The class of `dtype`.
+    pub fn of(dtype: DType) -> CudaClass {
+        match dtype {
+            DType::Bool => CudaClass::Bool,
+            DType::F16 | DType::BF16 => CudaClass::Half,
+            DType::F32 | DType::F64 => CudaClass::Real,
+            _ => CudaClass::Int,
+        }
+    }
+
+    /// The arm of `arms` for this class.
+    fn pick(self, arms: &[(&'static str, &'static str)]) -> Option<&'static str> {
+        let find = |name: &str| arms.iter().find(|(a, _)| *a == name).map(|(_, e)| *e);
+        let own = match self {
+            CudaClass::Int => find("int"),
+            CudaClass::Real => find("real"),
+            CudaClass::Half => find("half").or_else(|| find("real")),
+            CudaClass::Bool => find("bool"),
+        };
+        own.or_else(|| find("any"))
+    }
+}
+
 /// PyTorch's text for `-bool_tensor`.
 pub(crate) const NEG_BOOL: &str = "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.";
 /// PyTorch's text for `bool - bool`.
@@ -135,123 +183,145 @@ macro_rules! for_each_unary_op {
             /// `-x`. Integers wrap (`-i8::MIN == i8::MIN`, unsigned wrap modulo 2ⁿ); a bool
             /// tensor is an error with PyTorch's text.
             Neg neg inplace(neg_) rule(Keep(BoolIn::Error(NEG_BOOL))) cost(Memory)
+                cuda(int "wneg(x)"; real "-x";)
                 kernel(same |x| int x.w_neg(); real -x;);
             /// `+x`: a copy (PyTorch returns the input itself). A bool tensor is an error.
             Positive positive inplace() rule(Keep(BoolIn::Error("The `+` operator, on a bool tensor is not supported."))) cost(Memory)
+                cuda(int "x"; real "x";)
                 kernel(same |x| int x; real x;);
             /// `|x|`, keeping the dtype; `abs(i8::MIN) == i8::MIN` as in PyTorch. Not for bool.
             Abs abs inplace(abs_) rule(Keep(BoolIn::Refuse)) cost(Memory)
+                cuda(int "wabs(x)"; real "m_fabs(x)";)
                 kernel(same |x| int x.w_abs(); real x.abs(););
             /// `-1`, `0` or `1` in the input's dtype (bool: itself). NaN gives NaN (NumPy)
             /// rather than PyTorch's `0`; `sign(-0.0)` is `0.0`.
             Sign sign inplace(sign_) rule(Keep(BoolIn::Keep)) cost(Memory)
+                cuda(int "isgn(x)"; real "rsgn(x)"; bool "x";)
                 kernel(same |x| int x.sign(); real sign_real(x); bool x;);
             /// `x·x`, keeping the dtype (integers wrap); bool gives int64, as PyTorch.
             Square square inplace(square_) rule(Keep(BoolIn::As(DType::I64))) cost(Memory)
+                cuda(int "wmul(x, x)"; real "x * x";)
                 kernel(same |x| int x.w_mul(x); real x * x;);
             /// `max(x, 0)`; NaN stays NaN. Not for bool.
             Relu relu inplace(relu_) rule(Keep(BoolIn::Error("Boolean inputs not supported for relu"))) cost(Memory)
+                cuda(int "(isneg(x) ? (T)0 : x)"; real "(x < (T)0 ? (T)0 : x)";)
                 kernel(same |x| int if x.is_neg() { I::ZERO } else { x }; real if x < R::ZERO { R::ZERO } else { x };);
             /// `√x`.
-            Sqrt sqrt inplace(sqrt_) rule(Float) cost(Memory) kernel(same |x| real x.sqrt(););
+            Sqrt sqrt inplace(sqrt_) rule(Float) cost(Memory) cuda(real "m_sqrt(x)";) kernel(same |x| real x.sqrt(););
             /// `1/√x`.
-            Rsqrt rsqrt inplace(rsqrt_) rule(Float) cost(Memory) kernel(same |x| real R::ONE / x.sqrt(););
+            Rsqrt rsqrt inplace(rsqrt_) rule(Float) cost(Memory) cuda(real "(T)1 / m_sqrt(x)";) kernel(same |x| real R::ONE / x.sqrt(););
             /// `eˣ`.
-            Exp exp inplace(exp_) rule(Float) cost(Math) kernel(same |x| real x.exp(););
+            Exp exp inplace(exp_) rule(Float) cost(Math) cuda(real "m_exp(x)";) kernel(same |x| real x.exp(););
             /// `2ˣ`.
-            Exp2 exp2 inplace(exp2_) rule(Float) cost(Math) kernel(same |x| real x.exp2(););
+            Exp2 exp2 inplace(exp2_) rule(Float) cost(Math) cuda(real "m_exp2(x)";) kernel(same |x| real x.exp2(););
             /// Natural logarithm.
-            Log log inplace(log_) rule(Float) cost(Math) kernel(same |x| real x.ln(););
+            Log log inplace(log_) rule(Float) cost(Math) cuda(real "m_log(x)";) kernel(same |x| real x.ln(););
             /// Base-2 logarithm.
-            Log2 log2 inplace(log2_) rule(Float) cost(Math) kernel(same |x| real x.log2(););
+            Log2 log2 inplace(log2_) rule(Float) cost(Math) cuda(real "m_log2(x)";) kernel(same |x| real x.log2(););
             /// Base-10 logarithm.
-            Log10 log10 inplace(log10_) rule(Float) cost(Math) kernel(same |x| real x.log10(););
+            Log10 log10 inplace(log10_) rule(Float) cost(Math) cuda(real "m_log10(x)";) kernel(same |x| real x.log10(););
             /// `ln(1 + x)`, accurate near 0.
-            Log1p log1p inplace(log1p_) rule(Float) cost(Math) kernel(same |x| real x.ln_1p(););
+            Log1p log1p inplace(log1p_) rule(Float) cost(Math) cuda(real "m_log1p(x)";) kernel(same |x| real x.ln_1p(););
             /// `eˣ − 1`, accurate near 0.
-            Expm1 expm1 inplace(expm1_) rule(Float) cost(Math) kernel(same |x| real x.exp_m1(););
+            Expm1 expm1 inplace(expm1_) rule(Float) cost(Math) cuda(real "m_expm1(x)";) kernel(same |x| real x.exp_m1(););
             /// Sine.
-            Sin sin inplace(sin_) rule(Float) cost(Math) kernel(same |x| real x.sin(););
+            Sin sin inplace(sin_) rule(Float) cost(Math) cuda(real "m_sin(x)";) kernel(same |x| real x.sin(););
             /// Cosine.
-            Cos cos inplace(cos_) rule(Float) cost(Math) kernel(same |x| real x.cos(););
+            Cos cos inplace(cos_) rule(Float) cost(Math) cuda(real "m_cos(x)";) kernel(same |x| real x.cos(););
             /// Tangent.
-            Tan tan inplace(tan_) rule(Float) cost(Math) kernel(same |x| real x.tan(););
+            Tan tan inplace(tan_) rule(Float) cost(Math) cuda(real "m_tan(x)";) kernel(same |x| real x.tan(););
             /// Arcsine, in `[-π/2, π/2]`; NaN outside `[-1, 1]`.
-            Asin asin inplace(asin_) rule(Float) cost(Math) kernel(same |x| real x.asin(););
+            Asin asin inplace(asin_) rule(Float) cost(Math) cuda(real "m_asin(x)";) kernel(same |x| real x.asin(););
             /// Arccosine, in `[0, π]`; NaN outside `[-1, 1]`.
-            Acos acos inplace(acos_) rule(Float) cost(Math) kernel(same |x| real x.acos(););
+            Acos acos inplace(acos_) rule(Float) cost(Math) cuda(real "m_acos(x)";) kernel(same |x| real x.acos(););
             /// Arctangent, in `[-π/2, π/2]`.
-            Atan atan inplace(atan_) rule(Float) cost(Math) kernel(same |x| real x.atan(););
+            Atan atan inplace(atan_) rule(Float) cost(Math) cuda(real "m_atan(x)";) kernel(same |x| real x.atan(););
             /// Hyperbolic sine.
-            Sinh sinh inplace(sinh_) rule(Float) cost(Math) kernel(same |x| real x.sinh(););
+            Sinh sinh inplace(sinh_) rule(Float) cost(Math) cuda(real "m_sinh(x)";) kernel(same |x| real x.sinh(););
             /// Hyperbolic cosine.
-            Cosh cosh inplace(cosh_) rule(Float) cost(Math) kernel(same |x| real x.cosh(););
+            Cosh cosh inplace(cosh_) rule(Float) cost(Math) cuda(real "m_cosh(x)";) kernel(same |x| real x.cosh(););
             /// Hyperbolic tangent.
-            Tanh tanh inplace(tanh_) rule(Float) cost(Math) kernel(same |x| real x.tanh(););
+            Tanh tanh inplace(tanh_) rule(Float) cost(Math) cuda(real "m_tanh(x)";) kernel(same |x| real x.tanh(););
             /// Inverse hyperbolic sine.
-            Asinh asinh inplace(asinh_) rule(Float) cost(Math) kernel(same |x| real x.asinh(););
+            Asinh asinh inplace(asinh_) rule(Float) cost(Math) cuda(real "m_asinh(x)";) kernel(same |x| real x.asinh(););
             /// Inverse hyperbolic cosine; NaN below 1.
-            Acosh acosh inplace(acosh_) rule(Float) cost(Math) kernel(same |x| real x.acosh(););
+            Acosh acosh inplace(acosh_) rule(Float) cost(Math) cuda(real "m_acosh(x)";) kernel(same |x| real x.acosh(););
             /// Inverse hyperbolic tangent; ±∞ at ±1, NaN outside `[-1, 1]`.
-            Atanh atanh inplace(atanh_) rule(Float) cost(Math) kernel(same |x| real x.atanh(););
+            Atanh atanh inplace(atanh_) rule(Float) cost(Math) cuda(real "m_atanh(x)";) kernel(same |x| real x.atanh(););
             /// The logistic function `1 / (1 + e⁻ˣ)`.
             Sigmoid sigmoid inplace(sigmoid_) rule(Float) cost(Math)
+                cuda(real "rsigmoid(x)";)
                 kernel(same |x| real x.sigmoid(););
             /// GELU, PyTorch's default (erf) form: `x · ½ · (1 + erf(x/√2))`.
             Gelu gelu inplace(gelu_) rule(Float) cost(Math)
+                cuda(real "x * (T)0.5 * ((T)1 + m_erf(x * (T)0.70710678118654752440))";)
                 kernel(same |x| real x * R::HALF * (R::ONE + (x * R::SQRT1_2).erf()););
             /// The error function.
-            Erf erf inplace(erf_) rule(Float) cost(Math) kernel(same |x| real x.erf(););
+            Erf erf inplace(erf_) rule(Float) cost(Math) cuda(real "m_erf(x)";) kernel(same |x| real x.erf(););
             /// The complementary error function `1 − erf(x)`, accurate for large `x`.
-            Erfc erfc inplace(erfc_) rule(Float) cost(Math) kernel(same |x| real x.erfc(););
+            Erfc erfc inplace(erfc_) rule(Float) cost(Math) cuda(real "m_erfc(x)";) kernel(same |x| real x.erfc(););
             /// The inverse error function: `erf(erfinv(y)) == y` on `[-1, 1]`, ±∞ at ±1,
             /// NaN outside.
-            Erfinv erfinv inplace(erfinv_) rule(Float) cost(Math) kernel(same |x| real x.erfinv(););
+            Erfinv erfinv inplace(erfinv_) rule(Float) cost(Math) cuda(real "m_erfinv(x)";) kernel(same |x| real x.erfinv(););
             /// `1/x`.
             Reciprocal reciprocal inplace(reciprocal_) rule(Float) cost(Memory)
+                cuda(real "(T)1 / x";)
                 kernel(same |x| real R::ONE / x;);
             /// Degrees to radians, `x · π/180`.
             Deg2rad deg2rad inplace(deg2rad_) rule(Float) cost(Memory)
+                cuda(real "x * (T)(3.14159265358979323846 / 180.0)";)
                 kernel(same |x| real x * R::from_f64(std::f64::consts::PI / 180.0););
             /// Radians to degrees, `x · 180/π`.
             Rad2deg rad2deg inplace(rad2deg_) rule(Float) cost(Memory)
+                cuda(real "x * (T)(180.0 / 3.14159265358979323846)";)
                 kernel(same |x| real x * R::from_f64(180.0 / std::f64::consts::PI););
             /// Round down; integers are returned unchanged (a copy). Not for bool.
             Floor floor inplace(floor_) rule(Keep(BoolIn::Refuse)) cost(Memory)
+                cuda(int "x"; real "m_floor(x)";)
                 kernel(same |x| int x; real x.floor(););
             /// Round up; integers are returned unchanged (a copy). Not for bool.
             Ceil ceil inplace(ceil_) rule(Keep(BoolIn::Refuse)) cost(Memory)
+                cuda(int "x"; real "m_ceil(x)";)
                 kernel(same |x| int x; real x.ceil(););
             /// Round to nearest, ties to even (`round(2.5) == 2`); integers unchanged. Not
             /// for bool.
             Round round inplace(round_) rule(Keep(BoolIn::Refuse)) cost(Memory)
+                cuda(int "x"; real "m_rint(x)";)
                 kernel(same |x| int x; real x.round_even(););
             /// Round toward zero; integers unchanged. Not for bool.
             Trunc trunc inplace(trunc_) rule(Keep(BoolIn::Refuse)) cost(Memory)
+                cuda(int "x"; real "m_trunc(x)";)
                 kernel(same |x| int x; real x.trunc(););
             /// The fractional part `x − trunc(x)`, with the sign of `x` (NaN for ±∞). Floats
             /// only, as PyTorch.
             Frac frac inplace(frac_) rule(Keep(BoolIn::Refuse)) cost(Memory)
+                cuda(real "x - m_trunc(x)";)
                 kernel(same |x| real x - x.trunc(););
             /// `x == 0`, as a bool tensor (any dtype). In place, the bool result is cast
             /// to the tensor's dtype.
             LogicalNot logical_not inplace(logical_not_) rule(Logical) cost(Memory)
+                cuda(any "!nz(x)";)
                 kernel(any_dtype |x| !x.is_nonzero(););
             /// `!x` for integers, logical not for bool; an error for floats.
             BitwiseNot bitwise_not inplace(bitwise_not_) rule(IntOnly) cost(Memory)
+                cuda(int "(T)~x"; bool "!x";)
                 kernel(same |x| int x.not(); bool !x;);
             /// True where the element is NaN (bool tensor; always false for integers).
             IsNan isnan inplace() rule(Pred) cost(Memory)
+                cuda(int "false"; real "m_isnan(x)";)
                 kernel(pred |_x| int false; real _x.is_nan(););
             /// True where the element is ±∞.
             IsInf isinf inplace() rule(Pred) cost(Memory)
+                cuda(int "false"; real "m_isinf(x)";)
                 kernel(pred |_x| int false; real _x.is_infinite(););
             /// True where the element is neither NaN nor ±∞.
             IsFinite isfinite inplace() rule(Pred) cost(Memory)
+                cuda(int "true"; real "m_isfinite(x)";)
                 kernel(pred |_x| int true; real _x.is_finite(););
             /// True where the sign bit is set: negative numbers, `-0.0` and NaNs with the
             /// sign bit (bool tensor; false for unsigned integers and bool).
             Signbit signbit inplace() rule(Pred) cost(Memory)
+                cuda(int "isneg(x)"; real "m_signbit(x)";)
                 kernel(pred |x| int x.is_neg(); real x.is_sign_negative(););
         }
     };
@@ -266,116 +336,150 @@ macro_rules! for_each_binary_op {
         $cb! {
             /// `self + other`. Integers wrap (`127i8 + 1 == -128`); bool + bool is "or".
             Add add inplace(add_) rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
+                cuda(int "wadd(a, b)"; real "a + b"; bool "(a | b)";)
                 kernel(same |a, b| int a.w_add(b); real a + b; bool a | b;);
             /// `self - other`. Integers wrap; any bool operand is an error (PyTorch's text).
             Sub sub inplace(sub_) rule(Keep(BoolIn2::Error(SUB_BOOLS, SUB_BOOL))) cost(Memory) check(Nothing)
+                cuda(int "wsub(a, b)"; real "a - b";)
                 kernel(same |a, b| int a.w_sub(b); real a - b;);
             /// `self * other`. Integers wrap; bool · bool is "and".
             Mul mul inplace(mul_) rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
+                cuda(int "wmul(a, b)"; real "a * b"; bool "(a & b)";)
                 kernel(same |a, b| int a.w_mul(b); real a * b; bool a & b;);
             /// True division: integer and bool inputs give float32; `x / 0` is ±∞ or NaN.
             Div div inplace(div_) rule(Float) cost(Memory) check(Nothing)
+                cuda(real "a / b";)
                 kernel(same |a, b| real a / b;);
             /// Python's `//` (rounds toward −∞). An integer zero divisor is an error
             /// ("ZeroDivisionError") raised before anything is written.
             FloorDivide floor_divide inplace(floor_divide_) rule(Keep(BoolIn2::Refuse)) cost(Memory) check(ZeroDivisor)
+                cuda(int "ifloordiv(a, b)"; real "rfloordiv(a, b)";)
                 kernel(same |a, b| int floor_div_int(a, b); real floor_div_real(a, b););
             /// Python's `%`: the result takes the divisor's sign, for floats and integers. An
             /// integer zero divisor is an error ("ZeroDivisionError").
             Remainder remainder inplace(remainder_) rule(Keep(BoolIn2::Refuse)) cost(Memory) check(ZeroDivisor)
+                cuda(int "iremainder(a, b)"; real "rremainder(a, b)";)
                 kernel(same |a, b| int remainder_int(a, b); real remainder_real(a, b););
             /// C's `fmod`: the remainder of truncating division, with the dividend's sign,
             /// keeping integer dtypes. An integer zero divisor is an error
             /// ("ZeroDivisionError"), as for [`remainder`](Self::remainder).
             Fmod fmod inplace(fmod_) rule(Keep(BoolIn2::Refuse)) cost(Memory) check(ZeroDivisor)
+                cuda(int "wrem(a, b)"; real "m_fmod(a, b)";)
                 kernel(same |a, b| int a.w_rem(b); real a % b;);
             /// `selfᵒᵗʰᵉʳ`. Integers wrap; a negative integer exponent with an integer base is
             /// an error ("Integers to negative integer powers are not allowed.").
             Pow pow inplace(pow_) rule(Keep(BoolIn2::Refuse)) cost(Math) check(NegativeExponent)
+                cuda(int "ipow(a, b)"; real "m_pow(a, b)";)
                 kernel(same |a, b| int pow_int(a, b); real a.powf(b););
             /// The larger of the two; NaN if either is NaN (bool: "or").
             Maximum maximum inplace(maximum_) rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
+                cuda(int "(a < b ? b : a)"; real "rmaximum(a, b)"; bool "(a | b)";)
                 kernel(same |a, b| int a.max(b); real maximum_real(a, b); bool a | b;);
             /// The smaller of the two; NaN if either is NaN (bool: "and").
             Minimum minimum inplace(minimum_) rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
+                cuda(int "(a > b ? b : a)"; real "rminimum(a, b)"; bool "(a & b)";)
                 kernel(same |a, b| int a.min(b); real minimum_real(a, b); bool a & b;);
             /// The larger of the two, ignoring a NaN (NaN only when both are).
             Fmax fmax inplace() rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
+                cuda(int "(a < b ? b : a)"; real "rfmax(a, b)"; bool "(a | b)";)
                 kernel(same |a, b| int a.max(b); real fmax_real(a, b); bool a | b;);
             /// The smaller of the two, ignoring a NaN (NaN only when both are).
             Fmin fmin inplace() rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
+                cuda(int "(a > b ? b : a)"; real "rfmin(a, b)"; bool "(a & b)";)
                 kernel(same |a, b| int a.min(b); real fmin_real(a, b); bool a & b;);
             /// `atan2(self, other)`, the angle of the point `(other, self)`; integers give
             /// float32.
             Atan2 atan2 inplace(atan2_) rule(Float) cost(Math) check(Nothing)
+                cuda(real "m_atan2(a, b)";)
                 kernel(same |a, b| real a.atan2(b););
             /// `√(self² + other²)` without undue overflow. Floats only, as PyTorch.
             Hypot hypot inplace(hypot_) rule(FloatOnly) cost(Math) check(Nothing)
+                cuda(real "m_hypot(a, b)";)
                 kernel(same |a, b| real a.hypot(b););
             /// The magnitude of `self` with the sign of `other` (`-0.0` counts as negative);
             /// integers give float32.
             Copysign copysign inplace(copysign_) rule(Float) cost(Memory) check(Nothing)
+                cuda(real "m_copysign(a, b)";)
                 kernel(same |a, b| real a.copysign(b););
             /// `ln(eˢᵉˡᶠ + eᵒᵗʰᵉʳ)` without overflow. Floats only, as PyTorch.
             Logaddexp logaddexp inplace() rule(FloatOnly) cost(Math) check(Nothing)
+                cuda(real "rlogaddexp(a, b)";)
                 kernel(same |a, b| real logaddexp_real(a, b););
             /// `log₂(2ˢᵉˡᶠ + 2ᵒᵗʰᵉʳ)` without overflow. Floats only, as PyTorch.
             Logaddexp2 logaddexp2 inplace() rule(FloatOnly) cost(Math) check(Nothing)
+                cuda(real "rlogaddexp2(a, b)";)
                 kernel(same |a, b| real logaddexp2_real(a, b););
             /// `self · ln(other)`, and 0 where `self == 0` (unless `other` is NaN); integers
             /// give float32.
             Xlogy xlogy inplace(xlogy_) rule(Float) cost(Math) check(Nothing)
+                cuda(real "rxlogy(a, b)";)
                 kernel(same |a, b| real xlogy_real(a, b););
             /// The next representable value after `self` towards `other`, in the tensor's own
             /// precision (`float16`/`bfloat16` included). Floats only, as PyTorch.
             Nextafter nextafter inplace(nextafter_) rule(FloatOnly) cost(Memory) check(Nothing)
+                cuda(real "m_nextafter(a, b)"; half "nextafter_bits(a, b, HALF_IS_BF16)";)
                 kernel(same |a, b| real a.next_after(b); half nextafter_half(a, b););
             /// The Heaviside step: `0` where `self < 0`, `other` where `self == 0`, `1` where
             /// `self > 0`; NaN stays NaN (NumPy; PyTorch gives 0).
             Heaviside heaviside inplace(heaviside_) rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
+                cuda(int "iheav(a, b)"; real "rheav(a, b)"; bool "(a | b)";)
                 kernel(same |a, b| int heaviside_int(a, b); real heaviside_real(a, b); bool a | b;);
             /// `self == other`, as a bool tensor (compared in the promoted dtype).
             Eq eq inplace() rule(Compare) cost(Memory) check(Nothing)
+                cuda(int "a == b"; real "a == b"; bool "a == b";)
                 kernel(pred |a, b| int a == b; real a == b; bool a == b;);
             /// `self != other`, as a bool tensor.
             Ne ne inplace() rule(Compare) cost(Memory) check(Nothing)
+                cuda(int "a != b"; real "a != b"; bool "a != b";)
                 kernel(pred |a, b| int a != b; real a != b; bool a != b;);
             /// `self < other`, as a bool tensor.
             Lt lt inplace() rule(Compare) cost(Memory) check(Nothing)
+                cuda(int "a < b"; real "a < b"; bool "(!a & b)";)
                 kernel(pred |a, b| int a < b; real a < b; bool !a & b;);
             /// `self <= other`, as a bool tensor.
             Le le inplace() rule(Compare) cost(Memory) check(Nothing)
+                cuda(int "a <= b"; real "a <= b"; bool "(!a | b)";)
                 kernel(pred |a, b| int a <= b; real a <= b; bool !a | b;);
             /// `self > other`, as a bool tensor.
             Gt gt inplace() rule(Compare) cost(Memory) check(Nothing)
+                cuda(int "a > b"; real "a > b"; bool "(a & !b)";)
                 kernel(pred |a, b| int a > b; real a > b; bool a & !b;);
             /// `self >= other`, as a bool tensor.
             Ge ge inplace() rule(Compare) cost(Memory) check(Nothing)
+                cuda(int "a >= b"; real "a >= b"; bool "(a | !b)";)
                 kernel(pred |a, b| int a >= b; real a >= b; bool a | !b;);
             /// Both non-zero, as a bool tensor.
             LogicalAnd logical_and inplace() rule(Compare) cost(Memory) check(Nothing)
+                cuda(any "(nz(a) & nz(b))";)
                 kernel(any_dtype |a, b| a.is_nonzero() & b.is_nonzero(););
             /// Either non-zero, as a bool tensor.
             LogicalOr logical_or inplace() rule(Compare) cost(Memory) check(Nothing)
+                cuda(any "(nz(a) | nz(b))";)
                 kernel(any_dtype |a, b| a.is_nonzero() | b.is_nonzero(););
             /// Exactly one non-zero, as a bool tensor.
             LogicalXor logical_xor inplace() rule(Compare) cost(Memory) check(Nothing)
+                cuda(any "(nz(a) ^ nz(b))";)
                 kernel(any_dtype |a, b| a.is_nonzero() ^ b.is_nonzero(););
             /// Bitwise `&` of integers or bools; floats are an error.
             BitwiseAnd bitwise_and inplace(bitwise_and_) rule(IntOnly(BoolIn2::Keep)) cost(Memory) check(Nothing)
+                cuda(int "(T)(a & b)"; bool "(a & b)";)
                 kernel(same |a, b| int a.and(b); bool a & b;);
             /// Bitwise `|` of integers or bools; floats are an error.
             BitwiseOr bitwise_or inplace(bitwise_or_) rule(IntOnly(BoolIn2::Keep)) cost(Memory) check(Nothing)
+                cuda(int "(T)(a | b)"; bool "(a | b)";)
                 kernel(same |a, b| int a.or(b); bool a | b;);
             /// Bitwise `^` of integers or bools; floats are an error.
             BitwiseXor bitwise_xor inplace(bitwise_xor_) rule(IntOnly(BoolIn2::Keep)) cost(Memory) check(Nothing)
+                cuda(int "(T)(a ^ b)"; bool "(a ^ b)";)
                 kernel(same |a, b| int a.xor(b); bool a ^ b;);
             /// `self << other` on integers; a negative or too-large count gives 0 (PyTorch).
             LeftShift bitwise_left_shift inplace(bitwise_left_shift_) rule(IntOnly(BoolIn2::Refuse)) cost(Memory) check(Nothing)
+                cuda(int "ishl(a, b)";)
                 kernel(same |a, b| int shl_int(a, b););
             /// `self >> other` on integers (arithmetic for signed types); a negative or
             /// too-large count gives the sign fill (PyTorch).
             RightShift bitwise_right_shift inplace(bitwise_right_shift_) rule(IntOnly(BoolIn2::Refuse)) cost(Memory) check(Nothing)
+                cuda(int "ishr(a, b)";)
                 kernel(same |a, b| int shr_int(a, b););
         }
     };
@@ -422,7 +526,7 @@ macro_rules! opt_name {
 
 macro_rules! define_unary {
     ($( $(#[doc = $doc:tt])* $Kind:ident $name:ident inplace($($ip:ident)?) rule($($rule:tt)*)
-        cost($cost:ident) kernel($($k:tt)*); )*) => {
+        cost($cost:ident) cuda($($arm:ident $e:literal;)*) kernel($($k:tt)*); )*) => {
         /// The unary elementwise ops (one per entry of the table).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub enum Unary { $( #[doc = concat!("`", stringify!($name), "`")] $Kind, )* }
@@ -450,6 +554,13 @@ macro_rules! define_unary {
             /// The in-place method name, if any.
             pub fn inplace(self) -> Option<&'static str> {
                 match self { $( Unary::$Kind => opt_name!($($ip)?), )* }
+            }
+
+            /// The op's CUDA C++ expression for operands of `class` (see [`CudaClass`]),
+            /// `None` where the op refuses that class.
+            pub fn cuda_expr(self, class: CudaClass) -> Option<&'static str> {
+                let arms: &[(&str, &str)] = match self { $( Unary::$Kind => &[$((stringify!($arm), $e)),*], )* };
+                class.pick(arms)
             }
         }
 
@@ -497,7 +608,7 @@ macro_rules! define_unary {
 
 macro_rules! define_binary {
     ($( $(#[doc = $doc:tt])* $Kind:ident $name:ident inplace($($ip:ident)?) rule($($rule:tt)*)
-        cost($cost:ident) check($check:ident) kernel($($k:tt)*); )*) => {
+        cost($cost:ident) check($check:ident) cuda($($arm:ident $e:literal;)*) kernel($($k:tt)*); )*) => {
         /// The binary elementwise ops (one per entry of the table).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub enum Binary { $( #[doc = concat!("`", stringify!($name), "`")] $Kind, )* }
@@ -530,6 +641,13 @@ macro_rules! define_binary {
             /// The in-place method name, if any.
             pub fn inplace(self) -> Option<&'static str> {
                 match self { $( Binary::$Kind => opt_name!($($ip)?), )* }
+            }
+
+            /// The op's CUDA C++ expression for operands of `class` (see [`CudaClass`]),
+            /// `None` where the op refuses that class.
+            pub fn cuda_expr(self, class: CudaClass) -> Option<&'static str> {
+                let arms: &[(&str, &str)] = match self { $( Binary::$Kind => &[$((stringify!($arm), $e)),*], )* };
+                class.pick(arms)
             }
 
             /// The op named `name`.

@@ -293,13 +293,32 @@ impl fmt::Debug for Storage {
 impl Storage {
     /// A storage over `backing`.
     pub fn from_backing(backing: Backing) -> Storage {
-        // Before any storage exists, so before any borrow can be held across a fork (see
-        // `borrow::State::refresh`).
-        crate::kernel::pool::register_fork_handlers();
         let device = match &backing.owner {
             Owner::Allocated { allocator } => allocator.device(),
             _ => Device::Cpu,
         };
+        Self::from_backing_on(backing, device)
+    }
+
+    /// This storage, the only handle to it, reporting `device` (for foreign memory whose
+    /// device is known only after wrapping). Any other handle keeps the old device: the
+    /// result is a new storage over the same backing.
+    pub(crate) fn rehome(self, device: Device) -> Storage {
+        match Arc::try_unwrap(self.0) {
+            Ok(inner) => {
+                let backing = inner.backing.into_inner().unwrap_or_else(|e| e.into_inner());
+                Self::from_backing_on(backing, device)
+            }
+            Err(arc) => Storage(arc),
+        }
+    }
+
+    /// A storage over `backing`, whose memory is on `device` (for foreign memory on a
+    /// GPU: a DLPack capsule's, an IPC mapping's).
+    pub fn from_backing_on(backing: Backing, device: Device) -> Storage {
+        // Before any storage exists, so before any borrow can be held across a fork (see
+        // `borrow::State::refresh`).
+        crate::kernel::pool::register_fork_handlers();
         Storage(Arc::new(Inner {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             nbytes: backing.nbytes,

@@ -57,6 +57,12 @@ impl Tensor {
         Tensor::checked(op, storage, Layout::contiguous(shape)?, dtype)
     }
 
+    /// A fresh row-major tensor on `device` that the caller writes whole before anyone
+    /// reads it (not zeroed).
+    pub(crate) fn alloc_uninit_on(op: &'static str, shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
+        Self::alloc_on(op, shape, dtype, device, false)
+    }
+
     /// Zeros on `device`.
     ///
     /// # Errors
@@ -99,13 +105,31 @@ impl Tensor {
     /// A [`Device`](crate::ErrorKind::Device) error for a device this build has no
     /// backend for.
     pub fn to_device(&self, device: Device) -> Result<Tensor> {
+        self.to_device_with(device, false)
+    }
+
+    /// [`to_device`](Self::to_device), optionally without waiting (`non_blocking`): a
+    /// copy from pinned host memory to a GPU is queued on the current stream and the call
+    /// returns at once; a copy from a GPU lands in fresh pinned memory that is complete
+    /// once the stream reaches it (synchronise before reading it).
+    ///
+    /// # Errors
+    /// As [`to_device`](Self::to_device).
+    pub fn to_device_with(&self, device: Device, non_blocking: bool) -> Result<Tensor> {
         if device == self.device() {
             return Ok(self.clone());
         }
         backend_for("to", device)?;
         backend_for("to", self.device())?;
-        // Two backends that both exist but differ: no cross-device copy is implemented.
-        Err(Error::device_mismatch("to", self.device(), device))
+        use crate::backend::cuda::transfer;
+        match (self.device(), device) {
+            (Device::Cpu, _) => transfer::to_device("to", self, device, non_blocking),
+            (_, Device::Cpu) => transfer::to_host("to", self, non_blocking),
+            _ => {
+                let host = transfer::to_host("to", self, false)?;
+                transfer::to_device("to", &host, device, false)
+            }
+        }
     }
 
     /// A tensor of `shape` holding `data` in row-major order (copied into 64-byte-aligned

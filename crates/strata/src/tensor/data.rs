@@ -83,6 +83,9 @@ impl Tensor {
     /// holds).
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         self.expect_dtype::<T>("to_vec")?;
+        if !self.device().is_cpu() {
+            return self.host_copy("to_vec")?.to_vec();
+        }
         self.check_host("to_vec")?;
         let _g = borrow::acquire("to_vec", &[(&self.storage, false)])?;
         let base = self.base();
@@ -98,8 +101,12 @@ impl Tensor {
     /// The element at `index` (one entry per dim).
     pub fn get<T: Element>(&self, index: &[usize]) -> Result<T> {
         self.expect_dtype::<T>("get")?;
-        self.check_host("get")?;
         let i = self.layout.index_of("get", index)?;
+        if !self.device().is_cpu() {
+            let one = Tensor::from_parts(self.storage.clone(), crate::Layout::scalar(i), self.dtype)?;
+            return one.host_copy("get")?.get(&[]);
+        }
+        self.check_host("get")?;
         let _g = borrow::acquire("get", &[(&self.storage, false)])?;
         // SAFETY: `index_of` checked every index, so `i` is inside the storage (L4); the
         // shared borrow excludes writers (S4).
@@ -130,6 +137,12 @@ impl Tensor {
         let value = value.into();
         value.check_fits("set", self.dtype)?;
         let i = self.layout.index_of("set", index)?;
+        if !self.device().is_cpu() {
+            backend_for("set", self.device())?;
+            let one = Tensor::from_parts(self.storage.clone(), crate::Layout::scalar(i), self.dtype)?;
+            one.fill_(value)?;
+            return Ok(());
+        }
         self.check_host("set")?;
         self.storage.check_writable("set")?;
         let _g = borrow::acquire("set", &[(&self.storage, true)])?;
@@ -156,6 +169,19 @@ impl Tensor {
         Ok(self)
     }
 
+    /// A host tensor with this tensor's values: itself when it is on the host, else a
+    /// row-major copy (waiting for the device). `op` names the caller in errors.
+    ///
+    /// # Errors
+    /// A device without a backend here, or a failed copy.
+    pub fn host_copy(&self, op: &'static str) -> Result<Tensor> {
+        if self.device().is_cpu() {
+            return Ok(self.clone());
+        }
+        backend_for(op, self.device())?;
+        crate::backend::cuda::transfer::to_host(op, self, false)
+    }
+
     /// Sets every element to zero, in place.
     pub fn zero_(&self) -> Result<&Self> {
         self.fill_(0)
@@ -168,7 +194,23 @@ impl Tensor {
     /// # Errors
     /// Broadcast mismatch, read-only storage, self-aliasing destination.
     pub fn copy_(&self, src: &Tensor) -> Result<&Self> {
-        let backend = backend_of("copy_", &[self, src])?;
+        self.copy_with(src, false)
+    }
+
+    /// [`copy_`](Self::copy_) across devices too (host ↔ GPU); with `non_blocking` a
+    /// copy between pinned host memory and a GPU is queued on the current stream
+    /// without waiting for it.
+    ///
+    /// # Errors
+    /// As [`copy_`](Self::copy_).
+    pub fn copy_with(&self, src: &Tensor, non_blocking: bool) -> Result<&Self> {
+        let across = self.device() != src.device() && !(src.ndim() == 0 && src.device().is_cpu());
+        let backend = if across {
+            crate::backend::backend_for("copy_", self.device())?;
+            crate::backend::backend_for("copy_", src.device())?
+        } else {
+            backend_of("copy_", &[self, src])?
+        };
         if self.shape() != src.shape() {
             let bshape = broadcast_shapes("copy_", self.shape(), src.shape())?;
             if bshape.as_slice() != self.shape() {
@@ -183,6 +225,10 @@ impl Tensor {
             }
         }
         self.check_write("copy_")?;
+        if across {
+            crate::backend::cuda::transfer::copy_across(self, src, non_blocking)?;
+            return Ok(self);
+        }
         let src = stage_if_overlapping(self, src)?;
         backend.copy(self, &src)?;
         Ok(self)
@@ -220,7 +266,11 @@ impl Tensor {
     fn copied(&self, dtype: DType, order: &[&Tensor]) -> Result<Tensor> {
         backend_for("copy", self.device())?;
         // Not zeroed: `copy_` writes every element before `out` is returned (S5).
-        let out = crate::kernel::plan::output_for(self.shape(), dtype, order)?;
+        let out = if order.is_empty() && !self.device().is_cpu() {
+            Tensor::alloc_uninit_on("copy", self.shape(), dtype, self.device())?
+        } else {
+            crate::kernel::plan::output_for(self.shape(), dtype, order)?
+        };
         out.copy_(self)?;
         Ok(out)
     }

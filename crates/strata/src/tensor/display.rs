@@ -195,6 +195,20 @@ impl Tensor {
     /// `prefix` in place of `tensor(` and the dtype written as `dtype_prefix` + name when
     /// it is not a default dtype (float32, int64, bool).
     pub fn format_values(&self, prefix: &str, dtype_prefix: &str) -> Result<String> {
+        if !self.device().is_cpu() {
+            // A GPU tensor prints its host copy, with PyTorch's `device='cuda:0'` suffix.
+            let host = self.host_copy("format")?;
+            return host.format_on(prefix, dtype_prefix, Some(self.device()));
+        }
+        self.format_on(prefix, dtype_prefix, None)
+    }
+
+    fn format_on(
+        &self,
+        prefix: &str,
+        dtype_prefix: &str,
+        device: Option<crate::storage::Device>,
+    ) -> Result<String> {
         self.check_host("format")?;
         let summarize = self.numel() > THRESHOLD;
         let indent = prefix.len();
@@ -217,6 +231,9 @@ impl Tensor {
             tensor_str(self, indent, summarize, &f)?
         };
         let mut suffixes = Vec::new();
+        if let Some(d) = device {
+            suffixes.push(format!("device='{d}'"));
+        }
         if (self.numel() == 0 && self.ndim() > 1) || too_many {
             let dims: Vec<String> = self.shape().iter().map(|n| n.to_string()).collect();
             suffixes.push(format!("size=({})", dims.join(", ")));
@@ -262,6 +279,12 @@ impl Tensor {
     /// # Ok::<(), strata::Error>(())
     /// ```
     pub fn explain(&self) -> Result<String> {
+        if !self.device().is_cpu() {
+            // The same view over a host copy of the whole storage.
+            let host = crate::backend::cuda::transfer::storage_to_host("explain", self.storage())?;
+            let mirror = Tensor::from_parts(host, self.layout.clone(), self.dtype)?;
+            return Ok(format!("on {}: {}", self.device(), mirror.explain()?));
+        }
         self.check_host("explain")?;
         let mut s = String::new();
         let l = &self.layout;
