@@ -24,7 +24,7 @@ lint: $(VENV)/.ready
 NVRTC_LIB = $$(ls -d $(abspath $(VENV))/lib/python3*/site-packages/nvidia/cu*/lib 2>/dev/null | head -1)
 
 test-rust: $(VENV)/.ready
-	LD_LIBRARY_PATH=$(NVRTC_LIB):$${LD_LIBRARY_PATH:-} $(CARGO) test -p strata --lib --tests --examples
+	STRATA_REQUIRE_NVRTC=1 LD_LIBRARY_PATH=$(NVRTC_LIB):$${LD_LIBRARY_PATH:-} $(CARGO) test -p strata --lib --tests --examples
 	mkdir -p target/tmp && TMPDIR=$(abspath target/tmp) $(CARGO) test -p strata --doc
 
 # A virtualenv with the build and test tools (re-made when pyproject.toml changes).

@@ -47,10 +47,10 @@ grep -E "^test |test result|panicked|FAILED" "$LOG/rust.txt" | tail -30
 echo "(rust: $((SECONDS - start)) s)"
 echo "== Python GPU tests"
 start=$SECONDS
-timeout -s INT -k 15 "${PYTEST_TIMEOUT:-300}" $PY -m pytest -q -p no:cacheprovider --maxfail=40 -o addopts="" \
+timeout -s INT -k 15 "${PYTEST_TIMEOUT:-300}" $PY -m pytest -q -p no:cacheprovider --maxfail=200 -o addopts="" \
     "$HERE/tests/gpu" > "$LOG/pytest.txt" 2>&1 || status=1
 grep -E "passed|failed|error" "$LOG/pytest.txt" | tail -5
-grep -E "^(FAILED|ERROR)" "$LOG/pytest.txt" | head -40
+grep -E "^(FAILED|ERROR)" "$LOG/pytest.txt" | head -60
 echo "(pytest: $((SECONDS - start)) s)"
 echo "== GPU benchmark"
 start=$SECONDS

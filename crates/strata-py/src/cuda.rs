@@ -95,7 +95,11 @@ impl PyStream {
     /// `CUstream` (another library's) without owning it.
     #[new]
     #[pyo3(signature = (device=None, priority=0, stream_ptr=None))]
-    fn new(device: Option<&Bound<'_, PyAny>>, priority: i32, stream_ptr: Option<usize>) -> PyResult<Self> {
+    fn new(
+        device: Option<&Bound<'_, PyAny>>,
+        priority: i32,
+        stream_ptr: Option<usize>,
+    ) -> PyResult<Self> {
         let _ = priority;
         let d = dev(device)?;
         let inner = match stream_ptr {
@@ -146,16 +150,21 @@ impl PyStream {
     fn record_event(&self, py: Python<'_>, event: Option<Py<PyEvent>>) -> PyResult<Py<PyEvent>> {
         let e = match event {
             Some(e) => e,
-            None => Py::new(py, PyEvent { inner: cuda::Event::new(false).py()? })?,
+            None => Py::new(
+                py,
+                PyEvent {
+                    inner: cuda::Event::new(false).py()?,
+                },
+            )?,
         };
         e.get().inner.record(Some(&self.inner)).py()?;
         Ok(e)
     }
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other
-            .cast::<PyStream>()
-            .is_ok_and(|o| o.get().inner.raw() == self.inner.raw() && o.get().inner.device() == self.inner.device())
+        other.cast::<PyStream>().is_ok_and(|o| {
+            o.get().inner.raw() == self.inner.raw() && o.get().inner.device() == self.inner.device()
+        })
     }
 
     fn __hash__(&self) -> usize {
@@ -217,7 +226,10 @@ impl PyEvent {
     fn wait(&self, stream: Option<&PyStream>) -> PyResult<()> {
         match stream {
             Some(s) => s.inner.wait_event(&self.inner).py(),
-            None => cuda::Stream::current(None).py()?.wait_event(&self.inner).py(),
+            None => cuda::Stream::current(None)
+                .py()?
+                .wait_event(&self.inner)
+                .py(),
         }
     }
 
@@ -264,7 +276,13 @@ fn _cuda_ipc_import(
         )));
     }
     h.copy_from_slice(handle);
-    let s = cuda::open_ipc(&cuda::IpcHandle { handle: h, device, offset, nbytes }).py()?;
+    let s = cuda::open_ipc(&cuda::IpcHandle {
+        handle: h,
+        device,
+        offset,
+        nbytes,
+    })
+    .py()?;
     let dt = crate::dtype::parse_dtype(dtype)?;
     let layout = strata::Layout::new(&shape, &strides, storage_offset).py()?;
     Tensor::from_parts(s, layout, dt).py().map(PyTensor::wrap)
@@ -275,11 +293,18 @@ impl PyTensor {
     /// A copy on a CUDA device (`device` an index or "cuda:N"; the current device 0 by
     /// default); itself when already there.
     #[pyo3(signature = (device=None, non_blocking=false))]
-    fn cuda(&self, py: Python<'_>, device: Option<&Bound<'_, PyAny>>, non_blocking: bool) -> PyResult<PyTensor> {
+    fn cuda(
+        &self,
+        py: Python<'_>,
+        device: Option<&Bound<'_, PyAny>>,
+        non_blocking: bool,
+    ) -> PyResult<PyTensor> {
         let d = Device::Cuda(dev(device)?.unwrap_or(0));
         d.check_available("cuda").py()?;
         let t = self.inner.clone();
-        py.detach(|| t.to_device_with(d, non_blocking)).py().map(PyTensor::wrap)
+        py.detach(|| t.to_device_with(d, non_blocking))
+            .py()
+            .map(PyTensor::wrap)
     }
 
     #[getter]

@@ -109,7 +109,9 @@ impl PyTensor {
     ) -> PyResult<Py<PyAny>> {
         let stream: Option<i64> = match stream {
             Some(s) if !s.is_none() => Some(s.extract().map_err(|_| {
-                PyBufferError::new_err(format!("__dlpack__: stream must be an int or None, got {s}"))
+                PyBufferError::new_err(format!(
+                    "__dlpack__: stream must be an int or None, got {s}"
+                ))
             })?),
             _ => None,
         };
@@ -118,7 +120,8 @@ impl PyTensor {
                 // The standard: the producer makes the data ready for the consumer's stream.
                 let t = &self.inner;
                 let _ = t;
-                py.detach(|| strata::cuda::sync_for_consumer(n, stream)).py()?;
+                py.detach(|| strata::cuda::sync_for_consumer(n, stream))
+                    .py()?;
             }
             strata::Device::Cpu => {
                 if let Some(s) = stream {

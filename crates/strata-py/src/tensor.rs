@@ -908,7 +908,11 @@ impl PyTensor {
     }
 
     #[pyo3(signature = (src, non_blocking=false))]
-    fn copy_<'py>(slf: PyRef<'py, Self>, src: &Bound<'py, PyAny>, non_blocking: bool) -> PyResult<PyRef<'py, Self>> {
+    fn copy_<'py>(
+        slf: PyRef<'py, Self>,
+        src: &Bound<'py, PyAny>,
+        non_blocking: bool,
+    ) -> PyResult<PyRef<'py, Self>> {
         let s = tensor_arg(src)?;
         let t = slf.inner.clone();
         crate::compute::nogil(slf.py(), s.numel().max(t.numel()), move || {
@@ -1016,7 +1020,9 @@ impl PyTensor {
             return Ok(PyTensor::wrap(self.inner.clone()));
         }
         let t = self.inner.clone();
-        py.detach(|| t.to_device(strata::Device::Cpu)).py().map(PyTensor::wrap)
+        py.detach(|| t.to_device(strata::Device::Cpu))
+            .py()
+            .map(PyTensor::wrap)
     }
 
     fn index_select(&self, dim: i64, index: &Bound<'_, PyAny>) -> PyResult<PyTensor> {

@@ -59,7 +59,8 @@ pub fn max_memory_allocated(device: Option<usize>) -> Result<usize> {
 /// No such device.
 pub fn reset_peak_memory_stats(device: Option<usize>) -> Result<()> {
     let g = driver::gpu("reset_peak_memory_stats", device.unwrap_or(0))?;
-    g.peak.store(g.allocated.load(Ordering::Relaxed), Ordering::Relaxed);
+    g.peak
+        .store(g.allocated.load(Ordering::Relaxed), Ordering::Relaxed);
     Ok(())
 }
 
@@ -111,8 +112,16 @@ impl Stream {
     pub fn new(device: Option<usize>) -> Result<Stream> {
         let n = ordinal_of("Stream", device)?;
         let mut s: sys::CUstream = std::ptr::null_mut();
-        drv!("Stream", n, cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32))?;
-        Ok(Stream { raw: s as usize, device: n, owned: true })
+        drv!(
+            "Stream",
+            n,
+            cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
+        )?;
+        Ok(Stream {
+            raw: s as usize,
+            device: n,
+            owned: true,
+        })
     }
 
     /// This thread's current stream of `device` (the legacy default stream unless
@@ -122,7 +131,11 @@ impl Stream {
     /// No such device.
     pub fn current(device: Option<usize>) -> Result<Stream> {
         let n = ordinal_of("current_stream", device)?;
-        Ok(Stream { raw: driver::current_stream(n) as usize, device: n, owned: false })
+        Ok(Stream {
+            raw: driver::current_stream(n) as usize,
+            device: n,
+            owned: false,
+        })
     }
 
     /// The device.
@@ -154,7 +167,12 @@ impl Stream {
         match r {
             sys::CUresult::CUDA_SUCCESS => Ok(true),
             sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
-            other => Err(driver::driver_error("Stream.query", self.device, "cuStreamQuery", other)),
+            other => Err(driver::driver_error(
+                "Stream.query",
+                self.device,
+                "cuStreamQuery",
+                other,
+            )),
         }
     }
 
@@ -164,7 +182,11 @@ impl Stream {
     /// The driver refused.
     pub fn wait_event(&self, event: &Event) -> Result<()> {
         driver::gpu("Stream.wait_event", self.device)?;
-        drv!("Stream.wait_event", self.device, cuStreamWaitEvent(self.raw as sys::CUstream, event.raw as sys::CUevent, 0))
+        drv!(
+            "Stream.wait_event",
+            self.device,
+            cuStreamWaitEvent(self.raw as sys::CUstream, event.raw as sys::CUevent, 0)
+        )
     }
 
     /// Makes later work on this stream wait for everything queued so far on `other`.
@@ -180,7 +202,10 @@ impl Stream {
     /// Makes this the calling thread's current stream of its device until the guard drops.
     pub fn make_current(&self) -> StreamGuard {
         let prev = driver::set_current_stream(self.device, self.raw as sys::CUstream);
-        StreamGuard { device: self.device, prev: prev as usize }
+        StreamGuard {
+            device: self.device,
+            prev: prev as usize,
+        }
     }
 }
 
@@ -228,10 +253,18 @@ impl Event {
     /// No CUDA device.
     pub fn new(enable_timing: bool) -> Result<Event> {
         let n = ordinal_of("Event", None)?;
-        let flags = if enable_timing { 0 } else { sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32 };
+        let flags = if enable_timing {
+            0
+        } else {
+            sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32
+        };
         let mut e: sys::CUevent = std::ptr::null_mut();
         drv!("Event", n, cuEventCreate(&mut e, flags))?;
-        Ok(Event { raw: e as usize, device: n, timing: enable_timing })
+        Ok(Event {
+            raw: e as usize,
+            device: n,
+            timing: enable_timing,
+        })
     }
 
     /// Records the event on `stream` (the current stream by default).
@@ -240,8 +273,15 @@ impl Event {
     /// The driver refused.
     pub fn record(&self, stream: Option<&Stream>) -> Result<()> {
         driver::gpu("Event.record", self.device)?;
-        let s = stream.map_or_else(|| driver::current_stream(self.device), |s| s.raw as sys::CUstream);
-        drv!("Event.record", self.device, cuEventRecord(self.raw as sys::CUevent, s))
+        let s = stream.map_or_else(
+            || driver::current_stream(self.device),
+            |s| s.raw as sys::CUstream,
+        );
+        drv!(
+            "Event.record",
+            self.device,
+            cuEventRecord(self.raw as sys::CUevent, s)
+        )
     }
 
     /// Waits until the work before the event's record has finished.
@@ -250,7 +290,11 @@ impl Event {
     /// A failed kernel reported by the driver.
     pub fn synchronize(&self) -> Result<()> {
         driver::gpu("Event.synchronize", self.device)?;
-        drv!("Event.synchronize", self.device, cuEventSynchronize(self.raw as sys::CUevent))
+        drv!(
+            "Event.synchronize",
+            self.device,
+            cuEventSynchronize(self.raw as sys::CUevent)
+        )
     }
 
     /// True when the work before the record has finished.
@@ -264,7 +308,12 @@ impl Event {
         match r {
             sys::CUresult::CUDA_SUCCESS => Ok(true),
             sys::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
-            other => Err(driver::driver_error("Event.query", self.device, "cuEventQuery", other)),
+            other => Err(driver::driver_error(
+                "Event.query",
+                self.device,
+                "cuEventQuery",
+                other,
+            )),
         }
     }
 
@@ -282,7 +331,11 @@ impl Event {
         }
         driver::gpu("elapsed_time", self.device)?;
         let mut ms = 0f32;
-        drv!("elapsed_time", self.device, cuEventElapsedTime_v2(&mut ms, self.raw as sys::CUevent, end.raw as sys::CUevent))?;
+        drv!(
+            "elapsed_time",
+            self.device,
+            cuEventElapsedTime_v2(&mut ms, self.raw as sys::CUevent, end.raw as sys::CUevent)
+        )?;
         Ok(ms)
     }
 }
@@ -317,10 +370,15 @@ impl Tensor {
         if self.is_pinned() {
             return Ok(self.clone());
         }
-        let n = self.numel().checked_mul(self.dtype().itemsize()).ok_or_else(|| {
-            Error::overflow("pin_memory", format!("{} elements", self.numel()))
-        })?;
-        let out = Tensor::from_parts(pinned::storage(n, false)?, Layout::contiguous(self.shape())?, self.dtype())?;
+        let n = self
+            .numel()
+            .checked_mul(self.dtype().itemsize())
+            .ok_or_else(|| Error::overflow("pin_memory", format!("{} elements", self.numel())))?;
+        let out = Tensor::from_parts(
+            pinned::storage(n, false)?,
+            Layout::contiguous(self.shape())?,
+            self.dtype(),
+        )?;
         out.copy_(self)?;
         Ok(out)
     }
@@ -375,7 +433,11 @@ pub fn ipc_handle(t: &Tensor) -> Result<IpcHandle> {
     let p = t.storage().data_ptr() as u64;
     let mut base: sys::CUdeviceptr = 0;
     let mut size = 0usize;
-    drv!("share_cuda", n, cuMemGetAddressRange_v2(&mut base, &mut size, p))?;
+    drv!(
+        "share_cuda",
+        n,
+        cuMemGetAddressRange_v2(&mut base, &mut size, p)
+    )?;
     let mut h = sys::CUipcMemHandle { reserved: [0; 64] };
     drv!("share_cuda", n, cuIpcGetMemHandle(&mut h, base))?;
     t.storage().pin_for_life();
@@ -383,7 +445,12 @@ pub fn ipc_handle(t: &Tensor) -> Result<IpcHandle> {
     for (d, s) in handle.iter_mut().zip(h.reserved.iter()) {
         *d = *s as u8;
     }
-    Ok(IpcHandle { handle, device: n, offset: (p - base) as usize, nbytes: t.storage().nbytes() })
+    Ok(IpcHandle {
+        handle,
+        device: n,
+        offset: (p - base) as usize,
+        nbytes: t.storage().nbytes(),
+    })
 }
 
 /// Owns an opened IPC mapping; closes it when the last storage over it drops.
@@ -418,22 +485,38 @@ pub fn open_ipc(h: &IpcHandle) -> Result<Storage> {
     drv!(
         "open_ipc",
         g.ordinal,
-        cuIpcOpenMemHandle_v2(&mut base, raw, sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32)
+        cuIpcOpenMemHandle_v2(
+            &mut base,
+            raw,
+            sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32
+        )
     )?;
-    let owner = IpcMapping { base, device: h.device };
+    let owner = IpcMapping {
+        base,
+        device: h.device,
+    };
     let mut alloc_base: sys::CUdeviceptr = 0;
     let mut size = 0usize;
-    drv!("open_ipc", g.ordinal, cuMemGetAddressRange_v2(&mut alloc_base, &mut size, base))?;
+    drv!(
+        "open_ipc",
+        g.ordinal,
+        cuMemGetAddressRange_v2(&mut alloc_base, &mut size, base)
+    )?;
     let end = h.offset.checked_add(h.nbytes);
     if end.is_none_or(|e| e > size) {
         return Err(Error::value(
             "open_ipc",
-            format!("IPC storage of {} bytes at offset {} does not fit the {size}-byte allocation", h.nbytes, h.offset),
+            format!(
+                "IPC storage of {} bytes at offset {} does not fit the {size}-byte allocation",
+                h.nbytes, h.offset
+            ),
         ));
     }
-    let ptr = std::ptr::NonNull::new((base + h.offset as u64) as *mut u8).ok_or_else(|| Error::Resource {
-        op: "open_ipc",
-        msg: "cuIpcOpenMemHandle returned a null pointer".into(),
+    let ptr = std::ptr::NonNull::new((base + h.offset as u64) as *mut u8).ok_or_else(|| {
+        Error::Resource {
+            op: "open_ipc",
+            msg: "cuIpcOpenMemHandle returned a null pointer".into(),
+        }
     })?;
     // SAFETY: the mapping covers `offset + nbytes` bytes (checked above) and lives as
     // long as the owner.
@@ -479,7 +562,11 @@ impl Stream {
     /// No such device.
     pub fn external(device: Option<usize>, raw: usize) -> Result<Stream> {
         let n = ordinal_of("ExternalStream", device)?;
-        Ok(Stream { raw, device: n, owned: false })
+        Ok(Stream {
+            raw,
+            device: n,
+            owned: false,
+        })
     }
 }
 
@@ -514,5 +601,9 @@ pub fn sync_for_consumer(device: usize, consumer: Option<i64>) -> Result<()> {
     }
     let e = Event::new(false)?;
     e.record(None)?;
-    drv!("__dlpack__", device, cuStreamWaitEvent(theirs as sys::CUstream, e.raw as sys::CUevent, 0))
+    drv!(
+        "__dlpack__",
+        device,
+        cuStreamWaitEvent(theirs as sys::CUstream, e.raw as sys::CUevent, 0)
+    )
 }

@@ -17,10 +17,12 @@ fn gpu() -> bool {
     if cuda::is_available() {
         return true;
     }
-    let e = Tensor::zeros(&[2], DType::F32).unwrap().to_device(GPU).unwrap_err();
+    let e = Tensor::zeros(&[2], DType::F32)
+        .unwrap()
+        .to_device(GPU)
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Device, "{e}");
     assert!(e.to_string().contains("cuda:0 is not available"), "{e}");
-    eprintln!("no CUDA device: GPU checks skipped");
     false
 }
 
@@ -71,8 +73,12 @@ fn layouts() -> Vec<(&'static str, View)> {
         ("row-major", |t| Ok(t.clone())),
         ("transposed", |t| t.t()),
         ("flipped", |t| t.flip(&[0, 1])),
-        ("stepped", |t| t.slice(0, Some(1), None, 2)?.slice(1, None, None, 3)),
-        ("broadcast", |t| t.select(0, 2)?.unsqueeze(0)?.expand(&[4, 10])),
+        ("stepped", |t| {
+            t.slice(0, Some(1), None, 2)?.slice(1, None, None, 3)
+        }),
+        ("broadcast", |t| {
+            t.select(0, 2)?.unsqueeze(0)?.expand(&[4, 10])
+        }),
         ("0-d", |t| t.select(0, 1)?.select(0, 3)),
         ("empty", |t| t.slice(0, Some(2), Some(2), 1)),
         ("flipped-transposed", |t| t.t()?.flip(&[1])),
@@ -83,7 +89,13 @@ fn layouts() -> Vec<(&'static str, View)> {
 fn assert_close(what: &str, got: &Tensor, want: &Tensor, tol: f64) {
     assert_eq!(got.shape(), want.shape(), "{what}: shape");
     assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
-    let g = got.to_device(Device::Cpu).unwrap().to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+    let g = got
+        .to_device(Device::Cpu)
+        .unwrap()
+        .to_dtype(DType::F64)
+        .unwrap()
+        .to_vec::<f64>()
+        .unwrap();
     let w = want.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
     for (i, (a, b)) in g.iter().zip(&w).enumerate() {
         let ok = if a.is_nan() || b.is_nan() {
@@ -125,7 +137,11 @@ fn same(what: &str, gpu: strata::Result<Tensor>, cpu: strata::Result<Tensor>, to
         (Ok(g), Ok(c)) => {
             assert_eq!(g.device(), GPU, "{what}: result device");
             // Integer and bool inputs of float math give float results: their tolerance.
-            let tol = if tol < 0.0 { result_tol(c.dtype(), -tol > 1.5) } else { tol };
+            let tol = if tol < 0.0 {
+                result_tol(c.dtype(), -tol > 1.5)
+            } else {
+                tol
+            };
             assert_close(what, &g, &c, tol);
         }
         (Err(g), Err(c)) => assert_eq!(g.kind(), c.kind(), "{what}: {g} vs {c}"),
@@ -148,7 +164,12 @@ fn unary_ops_match_the_cpu_engine() {
             for &op in Unary::ALL {
                 let what = format!("{}({dt}, {name})", op.name());
                 let math = op.cost() == strata::ops::Cost::Math;
-                same(&what, g.unary_op(op), c.unary_op(op), if math { MATH } else { PLAIN });
+                same(
+                    &what,
+                    g.unary_op(op),
+                    c.unary_op(op),
+                    if math { MATH } else { PLAIN },
+                );
             }
         }
     }
@@ -164,20 +185,49 @@ fn binary_ops_match_the_cpu_engine_with_broadcasting_and_scalars() {
         let a = random(&[6, 10], dt, &mut rng, true);
         let b = random(&[6, 10], dt, &mut rng, true);
         let row = random(&[10], dt, &mut rng, false);
-        let (ga, gb, grow) = (a.to_device(GPU).unwrap(), b.to_device(GPU).unwrap(), row.to_device(GPU).unwrap());
+        let (ga, gb, grow) = (
+            a.to_device(GPU).unwrap(),
+            b.to_device(GPU).unwrap(),
+            row.to_device(GPU).unwrap(),
+        );
         for &op in Binary::ALL {
             let math = op.cost() == strata::ops::Cost::Math;
             let t = if math { MATH } else { PLAIN };
             let what = |s: &str| format!("{}({dt}, {s})", op.name());
             same(&what("same"), ga.binary_op(op, &gb), a.binary_op(op, &b), t);
-            same(&what("transposed"), ga.t().unwrap().binary_op(op, &gb.t().unwrap()), a.t().unwrap().binary_op(op, &b.t().unwrap()), t);
-            same(&what("mixed"), ga.binary_op(op, &gb.flip(&[0]).unwrap()), a.binary_op(op, &b.flip(&[0]).unwrap()), t);
-            same(&what("row"), ga.binary_op(op, &grow), a.binary_op(op, &row), t);
+            same(
+                &what("transposed"),
+                ga.t().unwrap().binary_op(op, &gb.t().unwrap()),
+                a.t().unwrap().binary_op(op, &b.t().unwrap()),
+                t,
+            );
+            same(
+                &what("mixed"),
+                ga.binary_op(op, &gb.flip(&[0]).unwrap()),
+                a.binary_op(op, &b.flip(&[0]).unwrap()),
+                t,
+            );
+            same(
+                &what("row"),
+                ga.binary_op(op, &grow),
+                a.binary_op(op, &row),
+                t,
+            );
             same(&what("scalar"), ga.binary_op(op, 3), a.binary_op(op, 3), t);
-            same(&what("float scalar"), ga.binary_op(op, 1.5), a.binary_op(op, 1.5), t);
+            same(
+                &what("float scalar"),
+                ga.binary_op(op, 1.5),
+                a.binary_op(op, 1.5),
+                t,
+            );
             // A CPU 0-d tensor joins GPU tensors as a scalar.
             let s = row.select(0, 4).unwrap();
-            same(&what("cpu 0-d"), ga.binary_op(op, &s), a.binary_op(op, &s), t);
+            same(
+                &what("cpu 0-d"),
+                ga.binary_op(op, &s),
+                a.binary_op(op, &s),
+                t,
+            );
         }
     }
 }
@@ -208,7 +258,12 @@ fn casts_between_all_dtypes_match() {
         for to in DTYPES {
             for (name, view) in layouts() {
                 let (c, g) = (view(&base).unwrap(), view(&dev).unwrap());
-                same(&format!("{from}->{to} ({name})"), g.to_dtype(to), c.to_dtype(to), 0.0);
+                same(
+                    &format!("{from}->{to} ({name})"),
+                    g.to_dtype(to),
+                    c.to_dtype(to),
+                    0.0,
+                );
             }
         }
     }
@@ -224,7 +279,11 @@ fn where_clamp_and_in_place_ops_match() {
         let x = random(&[6, 10], dt, &mut rng, true);
         let y = random(&[6, 10], dt, &mut rng, true);
         let m = random(&[6, 10], DType::Bool, &mut rng, false);
-        let (gx, gy, gm) = (x.to_device(GPU).unwrap(), y.to_device(GPU).unwrap(), m.to_device(GPU).unwrap());
+        let (gx, gy, gm) = (
+            x.to_device(GPU).unwrap(),
+            y.to_device(GPU).unwrap(),
+            m.to_device(GPU).unwrap(),
+        );
         same(
             &format!("where {dt}"),
             Tensor::where_cond(&gm.t().unwrap(), &gx.t().unwrap(), &gy.t().unwrap()),
@@ -232,12 +291,30 @@ fn where_clamp_and_in_place_ops_match() {
             0.0,
         );
         let (lo, hi) = (Some(strata::Scalar::Int(-2)), Some(strata::Scalar::Int(3)));
-        same(&format!("clamp {dt}"), gx.flip(&[1]).unwrap().clamp(lo, hi), x.flip(&[1]).unwrap().clamp(lo, hi), 0.0);
+        same(
+            &format!("clamp {dt}"),
+            gx.flip(&[1]).unwrap().clamp(lo, hi),
+            x.flip(&[1]).unwrap().clamp(lo, hi),
+            0.0,
+        );
         // In place into a transposed view, reading a flipped alias of itself.
         let (cx, cg) = (x.contiguous_copy().unwrap(), gx.contiguous_copy().unwrap());
-        let rc = cx.t().unwrap().add_(&cx.t().unwrap().flip(&[0]).unwrap()).map(|t| t.clone());
-        let rg = cg.t().unwrap().add_(&cg.t().unwrap().flip(&[0]).unwrap()).map(|t| t.clone());
-        same(&format!("add_ aliasing {dt}"), rg.map(|_| cg.clone()), rc.map(|_| cx.clone()), tol(dt, false));
+        let rc = cx
+            .t()
+            .unwrap()
+            .add_(&cx.t().unwrap().flip(&[0]).unwrap())
+            .cloned();
+        let rg = cg
+            .t()
+            .unwrap()
+            .add_(&cg.t().unwrap().flip(&[0]).unwrap())
+            .cloned();
+        same(
+            &format!("add_ aliasing {dt}"),
+            rg.map(|_| cg.clone()),
+            rc.map(|_| cx.clone()),
+            tol(dt, false),
+        );
     }
 }
 
@@ -250,7 +327,15 @@ fn reductions_match_over_any_dims() {
     let shapes: [&[usize]; 4] = [&[6, 10], &[3, 4, 5], &[300, 7], &[2, 5000]];
     let dims: [&[i64]; 6] = [&[], &[0], &[1], &[-1], &[0, 1], &[1, 0]];
     for shape in shapes {
-        for dt in [DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::U8, DType::Bool] {
+        for dt in [
+            DType::F32,
+            DType::F64,
+            DType::F16,
+            DType::BF16,
+            DType::I32,
+            DType::U8,
+            DType::Bool,
+        ] {
             let x = random(shape, dt, &mut rng, false);
             let g = x.to_device(GPU).unwrap();
             for t in [false, true] {
@@ -261,10 +346,16 @@ fn reductions_match_over_any_dims() {
                 };
                 for d in dims {
                     for keep in [false, true] {
-                        let what = |op: &str| format!("{op}({dt}, {shape:?}, t={t}, dims={d:?}, keep={keep})");
+                        let what = |op: &str| {
+                            format!("{op}({dt}, {shape:?}, t={t}, dims={d:?}, keep={keep})")
+                        };
                         // Float inputs: a looser bound for a different summation order;
                         // integer inputs: exact, or the float result's own bound.
-                        let tl = if dt.is_float() { tol(dt, true).max(1e-5) * 10.0 } else { MATH };
+                        let tl = if dt.is_float() {
+                            tol(dt, true).max(1e-5) * 10.0
+                        } else {
+                            MATH
+                        };
                         let mx = |v: f64| if tl < 0.0 { tl } else { tl.max(v) };
                         same(&what("sum"), gx.sum(d, keep), cx.sum(d, keep), tl);
                         same(&what("mean"), gx.mean(d, keep), cx.mean(d, keep), tl);
@@ -273,8 +364,18 @@ fn reductions_match_over_any_dims() {
                         same(&what("all"), gx.all(d, keep), cx.all(d, keep), 0.0);
                         same(&what("any"), gx.any(d, keep), cx.any(d, keep), 0.0);
                         same(&what("var"), gx.var(d, keep), cx.var(d, keep), mx(1e-6));
-                        same(&what("std"), gx.std_correction(d, 0.0, keep), cx.std_correction(d, 0.0, keep), mx(1e-6));
-                        same(&what("logsumexp"), gx.logsumexp(d, keep), cx.logsumexp(d, keep), mx(1e-6));
+                        same(
+                            &what("std"),
+                            gx.std_correction(d, 0.0, keep),
+                            cx.std_correction(d, 0.0, keep),
+                            mx(1e-6),
+                        );
+                        same(
+                            &what("logsumexp"),
+                            gx.logsumexp(d, keep),
+                            cx.logsumexp(d, keep),
+                            mx(1e-6),
+                        );
                         if shape.iter().product::<usize>() < 100 {
                             same(&what("prod"), gx.prod(d, keep), cx.prod(d, keep), mx(1e-5));
                         }
@@ -292,25 +393,58 @@ fn arg_reductions_and_scans_match() {
         return;
     }
     let mut rng = Rng(6);
-    for dt in [DType::F32, DType::F64, DType::F16, DType::I64, DType::U8, DType::Bool] {
+    for dt in [
+        DType::F32,
+        DType::F64,
+        DType::F16,
+        DType::I64,
+        DType::U8,
+        DType::Bool,
+    ] {
         // Ties and NaNs: first occurrence wins, NaN counts as the extreme.
-        let x = random(&[40, 30], dt, &mut rng, true).remainder(4).unwrap_or_else(|_| random(&[40, 30], dt, &mut rng, true));
+        let x = random(&[40, 30], dt, &mut rng, true)
+            .remainder(4)
+            .unwrap_or_else(|_| random(&[40, 30], dt, &mut rng, true));
         let g = x.to_device(GPU).unwrap();
         for t in [false, true] {
-            let (cx, gx) = if t { (x.t().unwrap(), g.t().unwrap()) } else { (x.clone(), g.clone()) };
+            let (cx, gx) = if t {
+                (x.t().unwrap(), g.t().unwrap())
+            } else {
+                (x.clone(), g.clone())
+            };
             for dim in [None, Some(0), Some(1), Some(-1)] {
                 for keep in [false, true] {
                     let what = |op: &str| format!("{op}({dt}, t={t}, dim={dim:?}, keep={keep})");
-                    same(&what("argmax"), gx.argmax(dim, keep), cx.argmax(dim, keep), 0.0);
-                    same(&what("argmin"), gx.argmin(dim, keep), cx.argmin(dim, keep), 0.0);
+                    same(
+                        &what("argmax"),
+                        gx.argmax(dim, keep),
+                        cx.argmax(dim, keep),
+                        0.0,
+                    );
+                    same(
+                        &what("argmin"),
+                        gx.argmin(dim, keep),
+                        cx.argmin(dim, keep),
+                        0.0,
+                    );
                 }
             }
             for dim in [0i64, 1] {
                 let tl = if dt.is_float() { 1e-4 } else { 0.0 };
-                same(&format!("cumsum({dt}, t={t}, {dim})"), gx.cumsum(dim), cx.cumsum(dim), tl);
+                same(
+                    &format!("cumsum({dt}, t={t}, {dim})"),
+                    gx.cumsum(dim),
+                    cx.cumsum(dim),
+                    tl,
+                );
                 if dt.is_float() {
                     let small = cx.div(8.0).unwrap();
-                    same(&format!("cumprod({dt}, t={t}, {dim})"), small.to_device(GPU).unwrap().cumprod(dim), small.cumprod(dim), 1e-3);
+                    same(
+                        &format!("cumprod({dt}, t={t}, {dim})"),
+                        small.to_device(GPU).unwrap().cumprod(dim),
+                        small.cumprod(dim),
+                        1e-3,
+                    );
                 }
             }
         }
@@ -333,24 +467,53 @@ fn matmul_matches_for_every_float_dtype_and_layout() {
             _ => 3e-2,
         };
         same(&format!("bmm {dt}"), ga.matmul(&gb), a.matmul(&b), tl);
-        let (at, bt) = (a.transpose(1, 2).unwrap().contiguous_copy().unwrap(), b.transpose(1, 2).unwrap().contiguous_copy().unwrap());
+        let (at, bt) = (
+            a.transpose(1, 2).unwrap().contiguous_copy().unwrap(),
+            b.transpose(1, 2).unwrap().contiguous_copy().unwrap(),
+        );
         let (gat, gbt) = (at.to_device(GPU).unwrap(), bt.to_device(GPU).unwrap());
         same(
             &format!("bmm transposed operands {dt}"),
-            gat.transpose(1, 2).unwrap().matmul(&gbt.transpose(1, 2).unwrap()),
-            at.transpose(1, 2).unwrap().matmul(&bt.transpose(1, 2).unwrap()),
+            gat.transpose(1, 2)
+                .unwrap()
+                .matmul(&gbt.transpose(1, 2).unwrap()),
+            at.transpose(1, 2)
+                .unwrap()
+                .matmul(&bt.transpose(1, 2).unwrap()),
             tl,
         );
         // A broadcast batch and a stepped (compacted) operand.
         let m = random(&[29, 41], dt, &mut rng, false);
-        same(&format!("broadcast batch {dt}"), ga.matmul(&m.to_device(GPU).unwrap()), a.matmul(&m), tl);
+        same(
+            &format!("broadcast batch {dt}"),
+            ga.matmul(&m.to_device(GPU).unwrap()),
+            a.matmul(&m),
+            tl,
+        );
         let big = random(&[58, 82], dt, &mut rng, false);
-        let step = |t: &Tensor| t.slice(0, None, None, 2).unwrap().slice(1, None, None, 2).unwrap();
-        same(&format!("stepped {dt}"), ga.matmul(&step(&big.to_device(GPU).unwrap())), a.matmul(&step(&big)), tl);
+        let step = |t: &Tensor| {
+            t.slice(0, None, None, 2)
+                .unwrap()
+                .slice(1, None, None, 2)
+                .unwrap()
+        };
+        same(
+            &format!("stepped {dt}"),
+            ga.matmul(&step(&big.to_device(GPU).unwrap())),
+            a.matmul(&step(&big)),
+            tl,
+        );
     }
-    let i = Tensor::ones(&[2, 2], DType::I64).unwrap().to_device(GPU).unwrap();
+    let i = Tensor::ones(&[2, 2], DType::I64)
+        .unwrap()
+        .to_device(GPU)
+        .unwrap();
     let e = i.matmul(&i).unwrap_err();
-    assert!(e.to_string().contains("\"addmm_cuda\" not implemented for 'Long'"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("\"addmm_cuda\" not implemented for 'Long'"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -362,11 +525,31 @@ fn indexing_matches() {
     let x = random(&[20, 15], DType::F32, &mut rng, false);
     let g = x.to_device(GPU).unwrap();
     let idx = Tensor::from_vec(vec![3i64, -1, 0, 3, 19], &[5]).unwrap();
-    same("index_select 0", g.index_select(0, &[3, -1, 0, 3, 19]), x.index_select(0, &[3, -1, 0, 3, 19]), 0.0);
-    same("index_select 1 of transposed", g.t().unwrap().index_select(1, &[2, 2, 7]), x.t().unwrap().index_select(1, &[2, 2, 7]), 0.0);
-    same("take", g.take(&idx.to_device(GPU).unwrap()), x.take(&idx), 0.0);
+    same(
+        "index_select 0",
+        g.index_select(0, &[3, -1, 0, 3, 19]),
+        x.index_select(0, &[3, -1, 0, 3, 19]),
+        0.0,
+    );
+    same(
+        "index_select 1 of transposed",
+        g.t().unwrap().index_select(1, &[2, 2, 7]),
+        x.t().unwrap().index_select(1, &[2, 2, 7]),
+        0.0,
+    );
+    same(
+        "take",
+        g.take(&idx.to_device(GPU).unwrap()),
+        x.take(&idx),
+        0.0,
+    );
     let mask = x.gt(0.5).unwrap();
-    same("mask", g.masked_select(&mask.to_device(GPU).unwrap()), x.masked_select(&mask), 0.0);
+    same(
+        "mask",
+        g.masked_select(&mask.to_device(GPU).unwrap()),
+        x.masked_select(&mask),
+        0.0,
+    );
     // index_put_ with repeated positions, accumulating and not.
     for acc in [false, true] {
         let (c, d) = (x.contiguous_copy().unwrap(), g.contiguous_copy().unwrap());
@@ -380,7 +563,11 @@ fn indexing_matches() {
             }
         };
         let rc = put(&c, &idx, &vals);
-        let rg = put(&d, &idx.to_device(GPU).unwrap(), &vals.to_device(GPU).unwrap());
+        let rg = put(
+            &d,
+            &idx.to_device(GPU).unwrap(),
+            &vals.to_device(GPU).unwrap(),
+        );
         same(&format!("index_put_ accumulate={acc}"), rg, rc, 1e-6);
     }
 }
@@ -400,15 +587,35 @@ fn copies_in_both_directions_keep_values_for_every_layout() {
             assert_close(&format!("to cuda {dt} {name}"), &g, &v, 0.0);
             // Device view back to the host.
             let gv = view(&base.to_device(GPU).unwrap()).unwrap();
-            assert_close(&format!("to cpu {dt} {name}"), &gv.to_device(Device::Cpu).unwrap(), &v, 0.0);
+            assert_close(
+                &format!("to cpu {dt} {name}"),
+                &gv.to_device(Device::Cpu).unwrap(),
+                &v,
+                0.0,
+            );
             // copy_ across devices into strided destinations, with a cast.
             let dst = Tensor::zeros(&[10, 6], DType::F64).unwrap().t().unwrap();
             if v.shape() == [6, 10] {
                 dst.copy_(&gv).unwrap();
-                assert_close(&format!("copy_ d2h {dt} {name}"), &dst.to_dtype(dt).unwrap(), &v, 0.0);
-                let gdst = Tensor::zeros(&[10, 6], DType::F64).unwrap().to_device(GPU).unwrap().t().unwrap();
+                assert_close(
+                    &format!("copy_ d2h {dt} {name}"),
+                    &dst.to_dtype(dt).unwrap(),
+                    &v,
+                    0.0,
+                );
+                let gdst = Tensor::zeros(&[10, 6], DType::F64)
+                    .unwrap()
+                    .to_device(GPU)
+                    .unwrap()
+                    .t()
+                    .unwrap();
                 gdst.copy_(&v).unwrap();
-                assert_close(&format!("copy_ h2d {dt} {name}"), &gdst.to_dtype(dt).unwrap(), &v, 0.0);
+                assert_close(
+                    &format!("copy_ h2d {dt} {name}"),
+                    &gdst.to_dtype(dt).unwrap(),
+                    &v,
+                    0.0,
+                );
             }
         }
     }
@@ -423,14 +630,21 @@ fn caching_allocator_reuses_blocks_and_empties() {
     cuda::synchronize(None).unwrap();
     let before = cuda::memory_allocated(None).unwrap();
     {
-        let _a = Tensor::zeros(&[1 << 20], DType::F32).unwrap().to_device(GPU).unwrap();
+        let _a = Tensor::zeros(&[1 << 20], DType::F32)
+            .unwrap()
+            .to_device(GPU)
+            .unwrap();
         assert!(cuda::memory_allocated(None).unwrap() >= before + (4 << 20));
     }
     let reserved = cuda::memory_reserved(None).unwrap();
     for _ in 0..50 {
         let _a = Tensor::zeros_on(&[1 << 20], DType::F32, GPU).unwrap();
     }
-    assert_eq!(cuda::memory_reserved(None).unwrap(), reserved, "a loop of same-sized tensors reuses one block");
+    assert_eq!(
+        cuda::memory_reserved(None).unwrap(),
+        reserved,
+        "a loop of same-sized tensors reuses one block"
+    );
     assert_eq!(cuda::memory_allocated(None).unwrap(), before);
     cuda::empty_cache().unwrap();
     assert!(cuda::memory_reserved(None).unwrap() < reserved);
@@ -442,7 +656,10 @@ fn streams_events_and_pinned_copies() {
         return;
     }
     let s = cuda::Stream::new(None).unwrap();
-    let host = Tensor::arange(0, 1 << 22, 1, DType::F32).unwrap().pin_memory().unwrap();
+    let host = Tensor::arange(0, 1 << 22, 1, DType::F32)
+        .unwrap()
+        .pin_memory()
+        .unwrap();
     assert!(host.is_pinned());
     let start = cuda::Event::new(true).unwrap();
     let end = cuda::Event::new(true).unwrap();
@@ -458,7 +675,10 @@ fn streams_events_and_pinned_copies() {
     assert!(s.query().unwrap());
     assert!(start.elapsed_time(&end).unwrap() > 0.0);
     assert!(out.is_pinned());
-    let want = Tensor::arange(0, 1 << 22, 1, DType::F32).unwrap().mul(2).unwrap();
+    let want = Tensor::arange(0, 1 << 22, 1, DType::F32)
+        .unwrap()
+        .mul(2)
+        .unwrap();
     assert_close("pinned round trip", &out, &want, 0.0);
 }
 
@@ -467,8 +687,14 @@ fn host_views_of_gpu_tensors() {
     if !gpu() {
         return;
     }
-    let x = Tensor::from_vec(vec![1.5f32, 2.0, -3.0], &[3]).unwrap().to_device(GPU).unwrap();
-    assert_eq!(x.to_string(), "tensor([ 1.5000,  2.0000, -3.0000], device='cuda:0')");
+    let x = Tensor::from_vec(vec![1.5f32, 2.0, -3.0], &[3])
+        .unwrap()
+        .to_device(GPU)
+        .unwrap();
+    assert_eq!(
+        x.to_string(),
+        "tensor([ 1.5000,  2.0000, -3.0000], device='cuda:0')"
+    );
     assert_eq!(x.get::<f32>(&[2]).unwrap(), -3.0);
     x.set(&[0], 7).unwrap();
     assert_eq!(x.to_vec::<f32>().unwrap(), vec![7.0, 2.0, -3.0]);

@@ -116,7 +116,10 @@ fn cuda_requests_give_the_clear_error() {
         assert_eq!(e.kind(), ErrorKind::Device);
         // No driver here (CI), or a device number this machine does not have.
         let text = e.to_string();
-        assert!(text.starts_with(&format!("zeros: device {d} is not available: ")), "{text}");
+        assert!(
+            text.starts_with(&format!("zeros: device {d} is not available: ")),
+            "{text}"
+        );
         assert!(
             text.contains("no CUDA driver was found") || text.contains("invalid device ordinal"),
             "{text}"

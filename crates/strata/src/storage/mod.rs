@@ -306,7 +306,10 @@ impl Storage {
     pub(crate) fn rehome(self, device: Device) -> Storage {
         match Arc::try_unwrap(self.0) {
             Ok(inner) => {
-                let backing = inner.backing.into_inner().unwrap_or_else(|e| e.into_inner());
+                let backing = inner
+                    .backing
+                    .into_inner()
+                    .unwrap_or_else(|e| e.into_inner());
                 Self::from_backing_on(backing, device)
             }
             Err(arc) => Storage(arc),

@@ -59,7 +59,12 @@ impl Tensor {
 
     /// A fresh row-major tensor on `device` that the caller writes whole before anyone
     /// reads it (not zeroed).
-    pub(crate) fn alloc_uninit_on(op: &'static str, shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
+    pub(crate) fn alloc_uninit_on(
+        op: &'static str,
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+    ) -> Result<Tensor> {
         Self::alloc_on(op, shape, dtype, device, false)
     }
 

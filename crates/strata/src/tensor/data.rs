@@ -103,7 +103,8 @@ impl Tensor {
         self.expect_dtype::<T>("get")?;
         let i = self.layout.index_of("get", index)?;
         if !self.device().is_cpu() {
-            let one = Tensor::from_parts(self.storage.clone(), crate::Layout::scalar(i), self.dtype)?;
+            let one =
+                Tensor::from_parts(self.storage.clone(), crate::Layout::scalar(i), self.dtype)?;
             return one.host_copy("get")?.get(&[]);
         }
         self.check_host("get")?;
@@ -139,7 +140,8 @@ impl Tensor {
         let i = self.layout.index_of("set", index)?;
         if !self.device().is_cpu() {
             backend_for("set", self.device())?;
-            let one = Tensor::from_parts(self.storage.clone(), crate::Layout::scalar(i), self.dtype)?;
+            let one =
+                Tensor::from_parts(self.storage.clone(), crate::Layout::scalar(i), self.dtype)?;
             one.fill_(value)?;
             return Ok(());
         }

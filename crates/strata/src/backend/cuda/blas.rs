@@ -47,14 +47,18 @@ fn handle(be: &CudaBackend, op: &'static str) -> Result<blas::cublasHandle_t> {
         None => {
             let mut h: blas::cublasHandle_t = std::ptr::null_mut();
             // SAFETY: writes one handle; the device's context is current (gpu()).
-            check(op, be.ordinal, "cublasCreate", unsafe { blas::cublasCreate_v2(&mut h) })?;
+            check(op, be.ordinal, "cublasCreate", unsafe {
+                blas::cublasCreate_v2(&mut h)
+            })?;
             *slot = Some(h as usize);
             h
         }
     };
     let stream = driver::current_stream(be.ordinal);
     // SAFETY: `h` is a live handle; the stream belongs to this device's context.
-    check(op, be.ordinal, "cublasSetStream", unsafe { blas::cublasSetStream_v2(h, stream.cast()) })?;
+    check(op, be.ordinal, "cublasSetStream", unsafe {
+        blas::cublasSetStream_v2(h, stream.cast())
+    })?;
     Ok(h)
 }
 
@@ -85,7 +89,11 @@ fn batch_stride(t: &Tensor, batch: &[usize]) -> Option<i64> {
     let lead = batch.len() - nb;
     let mut dims: Vec<(usize, isize)> = Vec::new();
     for (i, &n) in batch.iter().enumerate() {
-        let s = if i < lead || t.shape()[i - lead] == 1 { 0 } else { t.strides()[i - lead] };
+        let s = if i < lead || t.shape()[i - lead] == 1 {
+            0
+        } else {
+            t.strides()[i - lead]
+        };
         if n > 1 {
             dims.push((n, s));
         }
@@ -120,14 +128,29 @@ pub(crate) fn matmul(
 ) -> Result<()> {
     let dt = out.dtype();
     let (ty, compute) = match dt {
-        DType::F32 => (blas::cudaDataType::CUDA_R_32F, blas::cublasComputeType_t::CUBLAS_COMPUTE_32F),
-        DType::F64 => (blas::cudaDataType::CUDA_R_64F, blas::cublasComputeType_t::CUBLAS_COMPUTE_64F),
-        DType::F16 => (blas::cudaDataType::CUDA_R_16F, blas::cublasComputeType_t::CUBLAS_COMPUTE_32F),
-        DType::BF16 => (blas::cudaDataType::CUDA_R_16BF, blas::cublasComputeType_t::CUBLAS_COMPUTE_32F),
+        DType::F32 => (
+            blas::cudaDataType::CUDA_R_32F,
+            blas::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+        ),
+        DType::F64 => (
+            blas::cudaDataType::CUDA_R_64F,
+            blas::cublasComputeType_t::CUBLAS_COMPUTE_64F,
+        ),
+        DType::F16 => (
+            blas::cudaDataType::CUDA_R_16F,
+            blas::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+        ),
+        DType::BF16 => (
+            blas::cudaDataType::CUDA_R_16BF,
+            blas::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+        ),
         other => {
             return Err(Error::dtype(
                 op,
-                format!("\"addmm_cuda\" not implemented for '{}'", other.legacy_name()),
+                format!(
+                    "\"addmm_cuda\" not implemented for '{}'",
+                    other.legacy_name()
+                ),
             ))
         }
     };
@@ -143,7 +166,10 @@ pub(crate) fn matmul(
     }
     let fits = |v: usize| i32::try_from(v).is_ok();
     if !fits(m) || !fits(n) || !fits(k) || !fits(count) {
-        return Err(Error::value(op, format!("matrix sizes {m}×{k}×{n} (batch {count}) exceed cuBLAS's 32-bit limits")));
+        return Err(Error::value(
+            op,
+            format!("matrix sizes {m}×{k}×{n} (batch {count}) exceed cuBLAS's 32-bit limits"),
+        ));
     }
     // Operands cuBLAS can read as they are, else compact copies.
     let prep = |t: &Tensor| -> Result<(Tensor, bool, i64, i64)> {
@@ -152,7 +178,8 @@ pub(crate) fn matmul(
         }
         let c = t.contiguous_copy()?;
         let (tr, ld) = as_blas(&c).unwrap_or((false, c.shape()[c.ndim() - 1].max(1) as i64));
-        let bs = batch_stride(&c, batch).unwrap_or((c.shape()[c.ndim() - 1] * c.shape()[c.ndim() - 2]) as i64);
+        let bs = batch_stride(&c, batch)
+            .unwrap_or((c.shape()[c.ndim() - 1] * c.shape()[c.ndim() - 2]) as i64);
         Ok((c, tr, ld, bs))
     };
     let (a, ta, lda, sa) = prep(a)?;
@@ -161,9 +188,15 @@ pub(crate) fn matmul(
     let (one_f, zero_f) = (1.0f32, 0.0f32);
     let (one_d, zero_d) = (1.0f64, 0.0f64);
     let (alpha, beta): (*const c_void, *const c_void) = if dt == DType::F64 {
-        ((&one_d as *const f64).cast(), (&zero_d as *const f64).cast())
+        (
+            (&one_d as *const f64).cast(),
+            (&zero_d as *const f64).cast(),
+        )
     } else {
-        ((&one_f as *const f32).cast(), (&zero_f as *const f32).cast())
+        (
+            (&one_f as *const f32).cast(),
+            (&zero_f as *const f32).cast(),
+        )
     };
     let opn = |t: bool| {
         if t {
@@ -172,7 +205,14 @@ pub(crate) fn matmul(
             blas::cublasOperation_t::CUBLAS_OP_N
         }
     };
-    let _g = borrow::acquire(op, &[(out.storage(), true), (a.storage(), false), (b.storage(), false)])?;
+    let _g = borrow::acquire(
+        op,
+        &[
+            (out.storage(), true),
+            (a.storage(), false),
+            (b.storage(), false),
+        ],
+    )?;
     // SAFETY: the pointers address device tensors of the shapes and strides described
     // (checked by as_blas/batch_stride), held by the borrow above; alpha/beta outlive
     // the call (host pointer mode).

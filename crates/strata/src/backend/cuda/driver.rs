@@ -162,8 +162,16 @@ fn init() -> std::result::Result<Runtime, String> {
                 return Err(fail("cuDevicePrimaryCtxRetain", r));
             }
             use sys::CUdevice_attribute as A;
-            sys::cuDeviceGetAttribute(&mut major, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-            sys::cuDeviceGetAttribute(&mut minor, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+            sys::cuDeviceGetAttribute(
+                &mut major,
+                A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                dev,
+            );
+            sys::cuDeviceGetAttribute(
+                &mut minor,
+                A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                dev,
+            );
             sys::cuDeviceGetAttribute(&mut sms, A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
         }
         gpus.push(Gpu {
@@ -313,7 +321,12 @@ impl Gpu {
     /// `nbytes` of device memory for use on `stream`: a cached block of the size class
     /// freed on that stream, or a fresh `cuMemAlloc` (after emptying the cache once if
     /// the device is full).
-    pub(crate) fn alloc(&self, op: &'static str, nbytes: usize, stream: sys::CUstream) -> Result<u64> {
+    pub(crate) fn alloc(
+        &self,
+        op: &'static str,
+        nbytes: usize,
+        stream: sys::CUstream,
+    ) -> Result<u64> {
         let size = round_size(nbytes);
         let key = (stream as usize, size);
         {
@@ -346,7 +359,10 @@ impl Gpu {
             });
         }
         check(op, self.ordinal, "cuMemAlloc", r)?;
-        self.cache.lock().unwrap_or_else(|e| e.into_inner()).reserved += size;
+        self.cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .reserved += size;
         self.count_alloc(size);
         Ok(p)
     }
@@ -394,7 +410,11 @@ pub(crate) fn synchronize(op: &'static str, ordinal: usize) -> Result<()> {
 }
 
 /// Waits for the work queued on `stream` of device `ordinal`.
-pub(crate) fn stream_synchronize(op: &'static str, ordinal: usize, stream: sys::CUstream) -> Result<()> {
+pub(crate) fn stream_synchronize(
+    op: &'static str,
+    ordinal: usize,
+    stream: sys::CUstream,
+) -> Result<()> {
     gpu(op, ordinal)?;
     drv!(op, ordinal, cuStreamSynchronize(stream))
 }

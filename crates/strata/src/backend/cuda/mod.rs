@@ -104,7 +104,12 @@ impl Allocator for CudaAllocator {
 }
 
 /// A fresh storage of `nbytes` on `cuda:ordinal`, for the current stream.
-pub(crate) fn allocate(op: &'static str, ordinal: usize, nbytes: usize, zeroed: bool) -> Result<Storage> {
+pub(crate) fn allocate(
+    op: &'static str,
+    ordinal: usize,
+    nbytes: usize,
+    zeroed: bool,
+) -> Result<Storage> {
     driver::gpu(op, ordinal)?;
     let alloc = Arc::new(CudaAllocator {
         ordinal,
@@ -158,7 +163,11 @@ impl CudaBackend {
         } else if t.device().is_cpu() && t.numel() == 1 {
             Ok(Arg::S(t.dtype(), t.item()?))
         } else {
-            Err(Error::device_mismatch(op, Device::Cuda(self.ordinal), t.device()))
+            Err(Error::device_mismatch(
+                op,
+                Device::Cuda(self.ordinal),
+                t.device(),
+            ))
         }
     }
 
@@ -282,7 +291,8 @@ fn tile_dims(geo: &Geometry, slots: &[Slot]) -> Option<(usize, usize)> {
         }
     }
     let j = j?;
-    (geo.sizes[j] >= 16 && geo.sizes[l] >= 16 && geo.sizes[j].div_ceil(32) <= 65535).then_some((j, l))
+    (geo.sizes[j] >= 16 && geo.sizes[l] >= 16 && geo.sizes[j].div_ceil(32) <= 65535)
+        .then_some((j, l))
 }
 
 /// The kernel that runs `body(values)` for every element of `out` (see
@@ -300,7 +310,10 @@ pub(crate) fn plan_loop(
         return Ok(None);
     }
     if args.len() + 1 > MAX_OPS {
-        return Err(Error::value(op, "internal error: too many operands for a CUDA loop"));
+        return Err(Error::value(
+            op,
+            "internal error: too many operands for a CUDA loop",
+        ));
     }
     let shape = out.shape();
     let mut slots = vec![Slot::Tensor(out.dtype())];
@@ -364,7 +377,9 @@ pub(crate) fn plan_loop(
         let tiled: Vec<bool> = slots
             .iter()
             .enumerate()
-            .map(|(k, slot)| k > 0 && matches!(slot, Slot::Tensor(_)) && geo.strides[k][j].unsigned_abs() == 1)
+            .map(|(k, slot)| {
+                k > 0 && matches!(slot, Slot::Tensor(_)) && geo.strides[k][j].unsigned_abs() == 1
+            })
             .collect();
         let mut values = values;
         for (i, v) in values.iter_mut().enumerate() {
@@ -381,7 +396,12 @@ pub(crate) fn plan_loop(
             (la.nb as usize).clamp(1, 65535) as u32,
         );
         let src = source::tiled_kernel(&slots, &tiled, &format!("{prefix}\n    {}", body(&values)));
-        return Ok(Some(LoopPlan { src, args: la, n, grid: Some(grid) }));
+        return Ok(Some(LoopPlan {
+            src,
+            args: la,
+            n,
+            grid: Some(grid),
+        }));
     }
     if flat {
         // Every operand contiguous: the unrolled loop, its inputs' values loaded first.
@@ -399,10 +419,25 @@ pub(crate) fn plan_loop(
             })
             .collect();
         let src = source::flat_kernel(&slots, wide, prefix, &bodies);
-        return Ok(Some(LoopPlan { src, args: la, n, grid: None }));
+        return Ok(Some(LoopPlan {
+            src,
+            args: la,
+            n,
+            grid: None,
+        }));
     }
-    let src = source::loop_kernel(&slots, wide, false, &format!("{prefix}\n    {}", body(&values)));
-    Ok(Some(LoopPlan { src, args: la, n, grid: None }))
+    let src = source::loop_kernel(
+        &slots,
+        wide,
+        false,
+        &format!("{prefix}\n    {}", body(&values)),
+    );
+    Ok(Some(LoopPlan {
+        src,
+        args: la,
+        n,
+        grid: None,
+    }))
 }
 
 /// What an elementwise op's value is: its compute dtype, or bool for predicates.
@@ -439,7 +474,10 @@ pub(crate) fn unary_code(op: Unary, compute: DType, out_dt: DType) -> Result<(St
     let value = unary_value_dtype(op, compute);
     Ok((
         expr_prefix(compute),
-        format!("const T x = {{A}};\n    {}", store_cast(value, out_dt, "p0", &format!("({expr})"))),
+        format!(
+            "const T x = {{A}};\n    {}",
+            store_cast(value, out_dt, "p0", &format!("({expr})"))
+        ),
     ))
 }
 
@@ -460,7 +498,12 @@ pub(crate) fn binary_code(op: Binary, compute: DType, out_dt: DType) -> Result<(
 
 /// As [`unary_code`], for `where` (`{A}` the condition, values of `b_dt`) and `clamp`
 /// (`{A}` of `a_dt`, bounds `{B}`, `{C}`).
-pub(crate) fn ternary_code(op: Ternary, a_dt: DType, b_dt: DType, out_dt: DType) -> Result<(String, String)> {
+pub(crate) fn ternary_code(
+    op: Ternary,
+    a_dt: DType,
+    b_dt: DType,
+    out_dt: DType,
+) -> Result<(String, String)> {
     match op {
         Ternary::Where => Ok((
             String::new(),
@@ -507,7 +550,9 @@ impl Backend for CudaBackend {
     fn unary(&self, op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
         let (prefix, body) = unary_code(op, a.dtype(), out.dtype())?;
         let arg = self.arg(op.name(), a)?;
-        self.map(op.name(), out, &[arg], &prefix, |v| body.replace("{A}", &v[0]))
+        self.map(op.name(), out, &[arg], &prefix, |v| {
+            body.replace("{A}", &v[0])
+        })
     }
 
     fn binary(&self, op: Binary, out: &Tensor, a: &Tensor, b: &Tensor) -> Result<()> {
@@ -515,7 +560,9 @@ impl Backend for CudaBackend {
         let name = op.name();
         let (aa, bb) = (self.arg(name, a)?, self.arg(name, b)?);
         check_divisor(self, op, out, &bb)?;
-        self.map(name, out, &[aa, bb], &prefix, |v| body.replace("{A}", &v[0]).replace("{B}", &v[1]))
+        self.map(name, out, &[aa, bb], &prefix, |v| {
+            body.replace("{A}", &v[0]).replace("{B}", &v[1])
+        })
     }
 
     fn ternary(&self, op: Ternary, out: &Tensor, a: &Tensor, b: &Tensor, c: &Tensor) -> Result<()> {
@@ -523,11 +570,18 @@ impl Backend for CudaBackend {
         let (prefix, body) = ternary_code(op, a.dtype(), b.dtype(), out.dtype())?;
         let args = [self.arg(name, a)?, self.arg(name, b)?, self.arg(name, c)?];
         self.map(name, out, &args, &prefix, |v| {
-            body.replace("{A}", &v[0]).replace("{B}", &v[1]).replace("{C}", &v[2])
+            body.replace("{A}", &v[0])
+                .replace("{B}", &v[1])
+                .replace("{C}", &v[2])
         })
     }
 
-    fn true_offsets(&self, op: &'static str, mask: &Tensor, weights: &[isize]) -> Result<Vec<isize>> {
+    fn true_offsets(
+        &self,
+        op: &'static str,
+        mask: &Tensor,
+        weights: &[isize],
+    ) -> Result<Vec<isize>> {
         let host = self.download(op, mask)?;
         crate::kernel::gather::true_offsets(op, &host, weights)
     }
@@ -592,16 +646,25 @@ impl Backend for CudaBackend {
             return driver::drv!(
                 "copy_",
                 self.ordinal,
-                cuMemcpyDtoDAsync_v2(dev_ptr(dst), dev_ptr(src), n, driver::current_stream(self.ordinal))
+                cuMemcpyDtoDAsync_v2(
+                    dev_ptr(dst),
+                    dev_ptr(src),
+                    n,
+                    driver::current_stream(self.ordinal)
+                )
             );
         }
         let arg = self.arg("copy_", src)?;
-        self.map("copy_", dst, &[arg], "", |v| store_cast(from, to, "p0", &v[0]))
+        self.map("copy_", dst, &[arg], "", |v| {
+            store_cast(from, to, "p0", &v[0])
+        })
     }
 
     fn fill(&self, dst: &Tensor, value: Scalar) -> Result<()> {
         let dt = dst.dtype();
-        self.map("fill_", dst, &[Arg::S(dt, value)], "", |v| store(dt, "p0", &v[0]))
+        self.map("fill_", dst, &[Arg::S(dt, value)], "", |v| {
+            store(dt, "p0", &v[0])
+        })
     }
 
     fn fill_pattern(&self, op: &'static str, dst: &Tensor, fill: Fill<'_>) -> Result<()> {
@@ -613,11 +676,24 @@ impl Backend for CudaBackend {
         self.copy(dst, &dev)
     }
 
-    fn matmul(&self, op: &'static str, out: &Tensor, a: &Tensor, b: &Tensor, batch: &[usize]) -> Result<()> {
+    fn matmul(
+        &self,
+        op: &'static str,
+        out: &Tensor,
+        a: &Tensor,
+        b: &Tensor,
+        batch: &[usize],
+    ) -> Result<()> {
         blas::matmul(self, op, out, a, b, batch)
     }
 
-    fn reduce(&self, op: Reduction, out: &Tensor, input: &Tensor, spec: &ReduceSpec<'_>) -> Result<()> {
+    fn reduce(
+        &self,
+        op: Reduction,
+        out: &Tensor,
+        input: &Tensor,
+        spec: &ReduceSpec<'_>,
+    ) -> Result<()> {
         reduce::reduce(self, op, out, input, spec)
     }
 
@@ -677,6 +753,9 @@ fn check_divisor(be: &CudaBackend, op: Binary, out: &Tensor, b: &Arg<'_>) -> Res
     }
     Err(match check {
         Check::ZeroDivisor => Error::value(op.name(), "ZeroDivisionError"),
-        _ => Error::value(op.name(), "Integers to negative integer powers are not allowed."),
+        _ => Error::value(
+            op.name(),
+            "Integers to negative integer powers are not allowed.",
+        ),
     })
 }

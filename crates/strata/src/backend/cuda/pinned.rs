@@ -67,7 +67,9 @@ impl Allocator for PinnedAllocator {
             if let Some(list) = c.free.get_mut(&size) {
                 let ready = list.iter().position(|b| {
                     // SAFETY: the event was created by this cache and not destroyed.
-                    b.event == 0 || unsafe { sys::cuEventQuery(b.event as sys::CUevent) } == sys::CUresult::CUDA_SUCCESS
+                    b.event == 0
+                        || unsafe { sys::cuEventQuery(b.event as sys::CUevent) }
+                            == sys::CUresult::CUDA_SUCCESS
                 });
                 if let Some(i) = ready {
                     let b = list.swap_remove(i);
@@ -82,7 +84,11 @@ impl Allocator for PinnedAllocator {
             }
         }
         let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
-        drv!("pin_memory", g.ordinal, cuMemHostAlloc(&mut p, size, sys::CU_MEMHOSTALLOC_PORTABLE))?;
+        drv!(
+            "pin_memory",
+            g.ordinal,
+            cuMemHostAlloc(&mut p, size, sys::CU_MEMHOSTALLOC_PORTABLE)
+        )?;
         cache().lock().unwrap_or_else(|e| e.into_inner()).reserved += size;
         NonNull::new(p.cast()).ok_or_else(|| Error::Resource {
             op: "pin_memory",
@@ -96,9 +102,12 @@ impl Allocator for PinnedAllocator {
             // SAFETY: creates and records an event on the current stream; on failure the
             // block is treated as ready (event 0).
             unsafe {
-                if sys::cuEventCreate(&mut event, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32)
-                    == sys::CUresult::CUDA_SUCCESS
-                    && sys::cuEventRecord(event, driver::current_stream(0)) != sys::CUresult::CUDA_SUCCESS
+                if sys::cuEventCreate(
+                    &mut event,
+                    sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32,
+                ) == sys::CUresult::CUDA_SUCCESS
+                    && sys::cuEventRecord(event, driver::current_stream(0))
+                        != sys::CUresult::CUDA_SUCCESS
                 {
                     sys::cuEventDestroy_v2(event);
                     event = std::ptr::null_mut();
@@ -136,7 +145,9 @@ pub(crate) fn empty_cache() -> usize {
         list.retain(|b| {
             // SAFETY: events and blocks were made by this cache; each is released once.
             unsafe {
-                if b.event != 0 && sys::cuEventQuery(b.event as sys::CUevent) != sys::CUresult::CUDA_SUCCESS {
+                if b.event != 0
+                    && sys::cuEventQuery(b.event as sys::CUevent) != sys::CUresult::CUDA_SUCCESS
+                {
                     return true;
                 }
                 if b.event != 0 {

@@ -60,7 +60,6 @@ fn sum_acc(dt: DType) -> DType {
     }
 }
 
-
 const MAX_COMBINE_F: &str = "((x != x) ? x : ((y != y) ? y : (x < y ? y : x)))";
 const MIN_COMBINE_F: &str = "((x != x) ? x : ((y != y) ? y : (x > y ? y : x)))";
 
@@ -68,13 +67,31 @@ fn fold_for(op: Reduction, dt: DType, out: DType) -> Result<Fold> {
     let v = "v";
     Ok(match op {
         Reduction::Sum | Reduction::Mean => {
-            let acc = if op == Reduction::Mean { sum_acc(out) } else { sum_acc(dt) };
-            Fold { acc, ident: "0".into(), map: format!("(({}){v})", vtype(acc)), combine: "x + y" }
+            let acc = if op == Reduction::Mean {
+                sum_acc(out)
+            } else {
+                sum_acc(dt)
+            };
+            Fold {
+                acc,
+                ident: "0".into(),
+                map: format!("(({}){v})", vtype(acc)),
+                combine: "x + y",
+            }
         }
         Reduction::Prod => {
             let acc = sum_acc(dt);
-            let combine = if acc == DType::I64 { "wmul(x, y)" } else { "x * y" };
-            Fold { acc, ident: "1".into(), map: format!("(({}){v})", vtype(acc)), combine }
+            let combine = if acc == DType::I64 {
+                "wmul(x, y)"
+            } else {
+                "x * y"
+            };
+            Fold {
+                acc,
+                ident: "1".into(),
+                map: format!("(({}){v})", vtype(acc)),
+                combine,
+            }
         }
         Reduction::Amax | Reduction::Amin | Reduction::Max | Reduction::Min => {
             let max = matches!(op, Reduction::Amax | Reduction::Max);
@@ -84,10 +101,25 @@ fn fold_for(op: Reduction, dt: DType, out: DType) -> Result<Fold> {
                 (false, true) => "(x < y ? y : x)",
                 (false, false) => "(x > y ? y : x)",
             };
-            Fold { acc: dt, ident: extreme(dt, max), map: v.into(), combine }
+            Fold {
+                acc: dt,
+                ident: extreme(dt, max),
+                map: v.into(),
+                combine,
+            }
         }
-        Reduction::All => Fold { acc: DType::Bool, ident: "true".into(), map: format!("nz({v})"), combine: "(x && y)" },
-        Reduction::Any => Fold { acc: DType::Bool, ident: "false".into(), map: format!("nz({v})"), combine: "(x || y)" },
+        Reduction::All => Fold {
+            acc: DType::Bool,
+            ident: "true".into(),
+            map: format!("nz({v})"),
+            combine: "(x && y)",
+        },
+        Reduction::Any => Fold {
+            acc: DType::Bool,
+            ident: "false".into(),
+            map: format!("nz({v})"),
+            combine: "(x || y)",
+        },
         other => {
             return Err(Error::value(
                 other.name(),
@@ -170,43 +202,115 @@ pub(crate) struct PassSpec {
 }
 
 /// The passes of reduction `op` of `dt` into `odt` over `n` elements each.
-pub(crate) fn passes(op: Reduction, dt: DType, odt: DType, n: usize, correction: f64) -> Result<Vec<PassSpec>> {
+pub(crate) fn passes(
+    op: Reduction,
+    dt: DType,
+    odt: DType,
+    n: usize,
+    correction: f64,
+) -> Result<Vec<PassSpec>> {
     let n = n as f64;
     let one = |fold: Fold, finish: &str| {
         let acc = fold.acc;
-        PassSpec { fold, aux: None, n_div: n, finish: finish.into(), finish_dt: acc, scratch: None }
+        PassSpec {
+            fold,
+            aux: None,
+            n_div: n,
+            finish: finish.into(),
+            finish_dt: acc,
+            scratch: None,
+        }
     };
     Ok(match op {
-        Reduction::Sum | Reduction::Prod | Reduction::Amax | Reduction::Amin | Reduction::All | Reduction::Any | Reduction::Max | Reduction::Min => {
+        Reduction::Sum
+        | Reduction::Prod
+        | Reduction::Amax
+        | Reduction::Amin
+        | Reduction::All
+        | Reduction::Any
+        | Reduction::Max
+        | Reduction::Min => {
             vec![one(fold_for(op, dt, odt)?, "x")]
         }
         Reduction::Mean => vec![one(fold_for(op, dt, odt)?, "x / (ACC)a.n")],
         Reduction::Var | Reduction::Std => {
-            let sum = Fold { acc: DType::F64, ident: "0".into(), map: "((double)v)".into(), combine: "x + y" };
+            let sum = Fold {
+                acc: DType::F64,
+                ident: "0".into(),
+                map: "((double)v)".into(),
+                combine: "x + y",
+            };
             let sq = Fold {
                 acc: DType::F64,
                 ident: "0".into(),
                 map: "(((double)v - aux) * ((double)v - aux))".into(),
                 combine: "x + y",
             };
-            let finish = if op == Reduction::Std { "sqrt(x / a.n)" } else { "x / a.n" };
+            let finish = if op == Reduction::Std {
+                "sqrt(x / a.n)"
+            } else {
+                "x / a.n"
+            };
             vec![
-                PassSpec { fold: sum, aux: None, n_div: n, finish: "x / a.n".into(), finish_dt: DType::F64, scratch: Some(DType::F64) },
-                PassSpec { fold: sq, aux: Some(DType::F64), n_div: (n - correction).max(0.0), finish: finish.into(), finish_dt: DType::F64, scratch: None },
+                PassSpec {
+                    fold: sum,
+                    aux: None,
+                    n_div: n,
+                    finish: "x / a.n".into(),
+                    finish_dt: DType::F64,
+                    scratch: Some(DType::F64),
+                },
+                PassSpec {
+                    fold: sq,
+                    aux: Some(DType::F64),
+                    n_div: (n - correction).max(0.0),
+                    finish: finish.into(),
+                    finish_dt: DType::F64,
+                    scratch: None,
+                },
             ]
         }
         Reduction::Logsumexp => {
             let acc = sum_acc(odt);
             let at = vtype(acc);
-            let max = Fold { acc, ident: "-INFINITY".into(), map: format!("(({at})v)"), combine: MAX_COMBINE_F };
+            let max = Fold {
+                acc,
+                ident: "-INFINITY".into(),
+                map: format!("(({at})v)"),
+                combine: MAX_COMBINE_F,
+            };
             let shift = format!("(m_isinf(aux) ? ({at})0 : aux)");
-            let sum = Fold { acc, ident: "0".into(), map: format!("m_exp(({at})v - {shift})"), combine: "x + y" };
+            let sum = Fold {
+                acc,
+                ident: "0".into(),
+                map: format!("m_exp(({at})v - {shift})"),
+                combine: "x + y",
+            };
             vec![
-                PassSpec { fold: max, aux: None, n_div: n, finish: "x".into(), finish_dt: acc, scratch: Some(acc) },
-                PassSpec { fold: sum, aux: Some(acc), n_div: n, finish: format!("m_log(x) + {shift}"), finish_dt: acc, scratch: None },
+                PassSpec {
+                    fold: max,
+                    aux: None,
+                    n_div: n,
+                    finish: "x".into(),
+                    finish_dt: acc,
+                    scratch: Some(acc),
+                },
+                PassSpec {
+                    fold: sum,
+                    aux: Some(acc),
+                    n_div: n,
+                    finish: format!("m_log(x) + {shift}"),
+                    finish_dt: acc,
+                    scratch: None,
+                },
             ]
         }
-        other => return Err(Error::value(other.name(), "internal error: not a reduction")),
+        other => {
+            return Err(Error::value(
+                other.name(),
+                "internal error: not a reduction",
+            ))
+        }
     })
 }
 
@@ -222,7 +326,14 @@ pub(crate) struct PassPlan {
 
 /// Plans pass `p` over `input` (its kept/reduced split by `mask`) writing dtype `dst_dt`,
 /// for a device with `sms` multiprocessors; `None` when there are no outputs. Pure.
-pub(crate) fn plan_pass(op: &'static str, input: &Tensor, mask: &[bool], p: &PassSpec, dst_dt: DType, sms: usize) -> Result<Option<PassPlan>> {
+pub(crate) fn plan_pass(
+    op: &'static str,
+    input: &Tensor,
+    mask: &[bool],
+    p: &PassSpec,
+    dst_dt: DType,
+    sms: usize,
+) -> Result<Option<PassPlan>> {
     let (kg, rg) = split(input, mask);
     check_dims(op, &kg)?;
     check_dims(op, &rg)?;
@@ -236,9 +347,21 @@ pub(crate) fn plan_pass(op: &'static str, input: &Tensor, mask: &[bool], p: &Pas
     let at = vtype(acc);
     // Outputs adjacent in memory (the smallest kept stride is 1 and the reduced strides
     // are larger): 32 outputs per block; else one output per block.
-    let kmin = kg.strides[0].iter().map(|s| s.unsigned_abs()).min().unwrap_or(0);
-    let rmin = rg.strides[0].iter().map(|s| s.unsigned_abs()).min().unwrap_or(usize::MAX);
-    let tx: usize = if o >= 32 && kmin == 1 && rmin > 1 { 32 } else { 1 };
+    let kmin = kg.strides[0]
+        .iter()
+        .map(|s| s.unsigned_abs())
+        .min()
+        .unwrap_or(0);
+    let rmin = rg.strides[0]
+        .iter()
+        .map(|s| s.unsigned_abs())
+        .min()
+        .unwrap_or(usize::MAX);
+    let tx: usize = if o >= 32 && kmin == 1 && rmin > 1 {
+        32
+    } else {
+        1
+    };
     let ty = 256 / tx;
     let bx = o.div_ceil(tx);
     let want = sms * 8;
@@ -249,20 +372,40 @@ pub(crate) fn plan_pass(op: &'static str, input: &Tensor, mask: &[bool], p: &Pas
     let head = |s: &mut String| {
         s.push_str(RED_STRUCT);
         let _ = writeln!(s, "typedef {at} ACC;");
-        let _ = writeln!(s, "__device__ __forceinline__ ACC comb(ACC x, ACC y) {{ return {}; }}", p.fold.combine);
+        let _ = writeln!(
+            s,
+            "__device__ __forceinline__ ACC comb(ACC x, ACC y) {{ return {}; }}",
+            p.fold.combine
+        );
     };
-    let aux_decl = p.aux.map(|a| format!("  const {} aux = ((const {}*)a.aux)[o];\n", vtype(a), ctype(a)));
+    let aux_decl = p.aux.map(|a| {
+        format!(
+            "  const {} aux = ((const {}*)a.aux)[o];\n",
+            vtype(a),
+            ctype(a)
+        )
+    });
     let mut s = String::new();
     head(&mut s);
     let _ = writeln!(s, "extern \"C\" __global__ void k(const RA a) {{");
     let _ = writeln!(s, "  __shared__ ACC sh[256];");
-    let _ = writeln!(s, "  const int tx = threadIdx.x % {tx}, ty = threadIdx.x / {tx};");
+    let _ = writeln!(
+        s,
+        "  const int tx = threadIdx.x % {tx}, ty = threadIdx.x / {tx};"
+    );
     let _ = writeln!(s, "  const i64 o = (i64)blockIdx.x * {tx} + tx;");
-    let _ = writeln!(s, "  const i64 r0 = (i64)blockIdx.y * a.chunk; const i64 r1 = min(a.R, r0 + a.chunk);");
+    let _ = writeln!(
+        s,
+        "  const i64 r0 = (i64)blockIdx.y * a.chunk; const i64 r1 = min(a.R, r0 + a.chunk);"
+    );
     let _ = writeln!(s, "  ACC acc = (ACC)({});", p.fold.ident);
     let _ = writeln!(s, "  if (o < a.O) {{");
     unravel(&mut s, "ko", "o", "ksize", "kstride", kg.sizes.len());
-    let _ = writeln!(s, "  const {c}* base = (const {c}*)a.in + ko;", c = ctype(dt));
+    let _ = writeln!(
+        s,
+        "  const {c}* base = (const {c}*)a.in + ko;",
+        c = ctype(dt)
+    );
     if let Some(d) = &aux_decl {
         s.push_str(d);
     }
@@ -273,7 +416,10 @@ pub(crate) fn plan_pass(op: &'static str, input: &Tensor, mask: &[bool], p: &Pas
     s.push_str("  }}\n");
     s.push_str("  sh[threadIdx.x] = acc; __syncthreads();\n");
     let _ = writeln!(s, "  for (int st = {ty} / 2; st > 0; st >>= 1) {{ if (ty < st) sh[threadIdx.x] = comb(sh[threadIdx.x], sh[threadIdx.x + st * {tx}]); __syncthreads(); }}");
-    let _ = writeln!(s, "  if (ty == 0 && o < a.O) ((ACC*)a.part)[(i64)blockIdx.y * a.O + o] = sh[tx];");
+    let _ = writeln!(
+        s,
+        "  if (ty == 0 && o < a.O) ((ACC*)a.part)[(i64)blockIdx.y * a.O + o] = sh[tx];"
+    );
     s.push_str("}\n");
 
     let mut f = String::new();
@@ -281,11 +427,23 @@ pub(crate) fn plan_pass(op: &'static str, input: &Tensor, mask: &[bool], p: &Pas
     let _ = writeln!(f, "extern \"C\" __global__ void k(const RA a) {{");
     let _ = writeln!(f, "  for (i64 o = (i64)blockIdx.x * blockDim.x + threadIdx.x; o < a.O; o += (i64)gridDim.x * blockDim.x) {{");
     let _ = writeln!(f, "    ACC x = (ACC)({});", p.fold.ident);
-    let _ = writeln!(f, "    for (i64 g = 0; g < a.G; ++g) x = comb(x, ((const ACC*)a.part)[g * a.O + o]);");
+    let _ = writeln!(
+        f,
+        "    for (i64 g = 0; g < a.G; ++g) x = comb(x, ((const ACC*)a.part)[g * a.O + o]);"
+    );
     if let Some(d) = &aux_decl {
         f.push_str(d);
     }
-    let _ = writeln!(f, "    {}", store_cast(p.finish_dt, dst_dt, &format!("(({}*)a.out) + o", ctype(dst_dt)), &format!("({})", p.finish)));
+    let _ = writeln!(
+        f,
+        "    {}",
+        store_cast(
+            p.finish_dt,
+            dst_dt,
+            &format!("(({}*)a.out) + o", ctype(dst_dt)),
+            &format!("({})", p.finish)
+        )
+    );
     f.push_str("  }\n}\n");
 
     let mut args = RedArgs {
@@ -311,7 +469,8 @@ pub(crate) fn plan_pass(op: &'static str, input: &Tensor, mask: &[bool], p: &Pas
         args.rsize[d] = n as i64;
         args.rstride[d] = st as i64;
     }
-    let gx = u32::try_from(bx).map_err(|_| Error::value(op, format!("{o} outputs are too many for one CUDA grid")))?;
+    let gx = u32::try_from(bx)
+        .map_err(|_| Error::value(op, format!("{o} outputs are too many for one CUDA grid")))?;
     Ok(Some(PassPlan {
         partial: s,
         finish: f,
@@ -322,7 +481,13 @@ pub(crate) fn plan_pass(op: &'static str, input: &Tensor, mask: &[bool], p: &Pas
     }))
 }
 
-pub(crate) fn reduce(be: &CudaBackend, op: Reduction, out: &Tensor, input: &Tensor, spec: &ReduceSpec<'_>) -> Result<()> {
+pub(crate) fn reduce(
+    be: &CudaBackend,
+    op: Reduction,
+    out: &Tensor,
+    input: &Tensor,
+    spec: &ReduceSpec<'_>,
+) -> Result<()> {
     let name = op.name();
     if out.numel() == 0 {
         return Ok(());
@@ -343,9 +508,19 @@ pub(crate) fn reduce(be: &CudaBackend, op: Reduction, out: &Tensor, input: &Tens
         };
         plan.args.part = part.data_ptr() as u64;
         plan.args.aux = aux.as_ref().map_or(0, |s| s.data_ptr() as u64);
-        plan.args.out = scratch.as_ref().map_or(dev_ptr(out), |s| s.data_ptr() as u64);
+        plan.args.out = scratch
+            .as_ref()
+            .map_or(dev_ptr(out), |s| s.data_ptr() as u64);
         let k = g.kernel(name, &plan.partial)?;
-        g.launch_grid(name, k, (plan.grid.0, plan.grid.1, 1), (256, 1, 1), 0, stream, &plan.args)?;
+        g.launch_grid(
+            name,
+            k,
+            (plan.grid.0, plan.grid.1, 1),
+            (256, 1, 1),
+            0,
+            stream,
+            &plan.args,
+        )?;
         let k = g.kernel(name, &plan.finish)?;
         g.launch(name, k, plan.o, stream, &plan.args)?;
         // Freed to this stream's cache: reused only by later work on the same stream.
@@ -367,7 +542,8 @@ pub(crate) fn arg_reduce(
 ) -> Result<()> {
     let name = op.name();
     let g = be.gpu(name)?;
-    let Some((src, mut args, o)) = plan_arg(op, input, spec.mask, values.map(Tensor::dtype))? else {
+    let Some((src, mut args, o)) = plan_arg(op, input, spec.mask, values.map(Tensor::dtype))?
+    else {
         return Ok(());
     };
     args.aux = values.map_or(0, dev_ptr);
@@ -379,13 +555,26 @@ pub(crate) fn arg_reduce(
     }
     let _g = borrow::acquire(name, &borrows)?;
     let blocks = o.min(65535 * 16) as u32;
-    g.launch_grid(name, k, (blocks, 1, 1), (256, 1, 1), 0, driver::current_stream(be.ordinal), &args)
+    g.launch_grid(
+        name,
+        k,
+        (blocks, 1, 1),
+        (256, 1, 1),
+        0,
+        driver::current_stream(be.ordinal),
+        &args,
+    )
 }
 
 /// The arg-reduction kernel of `op` over `input` split by `mask` (writing values of
 /// `values_dt` too when given), its arguments and the output count; `None` when there
 /// are no outputs. Pure.
-pub(crate) fn plan_arg(op: Reduction, input: &Tensor, mask: &[bool], values_dt: Option<DType>) -> Result<Option<(String, RedArgs, usize)>> {
+pub(crate) fn plan_arg(
+    op: Reduction,
+    input: &Tensor,
+    mask: &[bool],
+    values_dt: Option<DType>,
+) -> Result<Option<(String, RedArgs, usize)>> {
     let name = op.name();
     let dt = input.dtype();
     let (kg, rg) = split(input, mask);
@@ -400,15 +589,27 @@ pub(crate) fn plan_arg(op: Reduction, input: &Tensor, mask: &[bool], values_dt: 
     let vt = vtype(dt);
     // `better(x, i, y, j)`: is (y, j) preferred over (x, i)?
     let cmp = if max { ">" } else { "<" };
-    let nan = if dt.is_float() { "(y != y && !(x != x)) ||" } else { "" };
-    let tie = if dt.is_float() { "(x != x && y != y && j < i) ||" } else { "" };
+    let nan = if dt.is_float() {
+        "(y != y && !(x != x)) ||"
+    } else {
+        ""
+    };
+    let tie = if dt.is_float() {
+        "(x != x && y != y && j < i) ||"
+    } else {
+        ""
+    };
     let mut s = String::from(RED_STRUCT);
     let _ = writeln!(s, "__device__ __forceinline__ bool better({vt} x, i64 i, {vt} y, i64 j) {{ return {nan} {tie} (!(x != x) && (y {cmp} x || (y == x && j < i))); }}");
     let _ = writeln!(s, "extern \"C\" __global__ void k(const RA a) {{");
     let _ = writeln!(s, "  __shared__ {vt} sv[256]; __shared__ i64 si[256];");
     let _ = writeln!(s, "  for (i64 o = blockIdx.x; o < a.O; o += gridDim.x) {{");
     unravel(&mut s, "ko", "o", "ksize", "kstride", kg.sizes.len());
-    let _ = writeln!(s, "  const {c}* base = (const {c}*)a.in + ko;", c = ctype(dt));
+    let _ = writeln!(
+        s,
+        "  const {c}* base = (const {c}*)a.in + ko;",
+        c = ctype(dt)
+    );
     let _ = writeln!(s, "  {vt} bv = {}; i64 bi = -1;", load(dt, "base"));
     let _ = writeln!(s, "  for (i64 r = threadIdx.x; r < a.R; r += 256) {{");
     unravel(&mut s, "ro", "r", "rsize", "rstride", rg.sizes.len());
@@ -418,7 +619,11 @@ pub(crate) fn plan_arg(op: Reduction, input: &Tensor, mask: &[bool], values_dt: 
     s.push_str("  for (int st = 128; st > 0; st >>= 1) { if (threadIdx.x < st) { const i64 j = si[threadIdx.x + st]; if (j >= 0 && (si[threadIdx.x] < 0 || better(sv[threadIdx.x], si[threadIdx.x], sv[threadIdx.x + st], j))) { sv[threadIdx.x] = sv[threadIdx.x + st]; si[threadIdx.x] = j; } } __syncthreads(); }\n");
     s.push_str("  if (threadIdx.x == 0) { ((long long*)a.out)[o] = si[0];");
     if let Some(vd) = values_dt {
-        let _ = write!(s, " {}", store_cast(dt, vd, &format!("(({}*)a.aux) + o", ctype(vd)), "sv[0]"));
+        let _ = write!(
+            s,
+            " {}",
+            store_cast(dt, vd, &format!("(({}*)a.aux) + o", ctype(vd)), "sv[0]")
+        );
     }
     s.push_str(" }\n  __syncthreads();\n  }\n}\n");
     let mut args = RedArgs {
@@ -448,7 +653,13 @@ pub(crate) fn plan_arg(op: Reduction, input: &Tensor, mask: &[bool], values_dt: 
 }
 
 /// cumsum/cumprod along `dim`: one thread per line, in order.
-pub(crate) fn scan(be: &CudaBackend, op: Reduction, out: &Tensor, input: &Tensor, dim: usize) -> Result<()> {
+pub(crate) fn scan(
+    be: &CudaBackend,
+    op: Reduction,
+    out: &Tensor,
+    input: &Tensor,
+    dim: usize,
+) -> Result<()> {
     let name = op.name();
     let dt = input.dtype();
     let odt = out.dtype();
@@ -467,7 +678,10 @@ pub(crate) fn scan(be: &CudaBackend, op: Reduction, out: &Tensor, input: &Tensor
     let geo = Geometry::new(&shape, vec![is, os]);
     let body = scan_code(op, dt, odt, len, si, so);
     if geo.sizes.len() > MAX_DIMS {
-        return Err(Error::value(name, "this layout has too many dims for a CUDA scan (call .contiguous() first)"));
+        return Err(Error::value(
+            name,
+            "this layout has too many dims for a CUDA scan (call .contiguous() first)",
+        ));
     }
     // One "element" per line: a loop over the line geometry with two tensor operands.
     let lines = Tensor::from_parts(
@@ -495,7 +709,14 @@ fn geo_strides(shape: &[usize], t: &Tensor, dim: usize) -> Vec<isize> {
 
 /// The per-line body of scan `op` (`p1` the input line, `p0` the output line, `len`
 /// elements at strides `si`, `so`). Pure.
-pub(crate) fn scan_code(op: Reduction, dt: DType, odt: DType, len: usize, si: isize, so: isize) -> String {
+pub(crate) fn scan_code(
+    op: Reduction,
+    dt: DType,
+    odt: DType,
+    len: usize,
+    si: isize,
+    so: isize,
+) -> String {
     let acc = sum_acc(odt);
     let at = vtype(acc);
     let combine = match (op, acc) {

@@ -218,9 +218,10 @@ impl Geometry {
                 continue;
             }
             let mergeable = !sizes.is_empty()
-                && strides.iter().zip(out.iter()).all(|(s, o)| {
-                    o.last().copied() == Some(s[d] * shape[d] as isize)
-                });
+                && strides
+                    .iter()
+                    .zip(out.iter())
+                    .all(|(s, o)| o.last().copied() == Some(s[d] * shape[d] as isize));
             if mergeable {
                 let last = sizes.len() - 1;
                 sizes[last] *= shape[d];
@@ -248,7 +249,11 @@ impl Geometry {
 
     /// True when every operand walks the whole space with unit stride (or is a scalar).
     pub(crate) fn flat(&self) -> bool {
-        self.sizes.len() <= 1 && self.strides.iter().all(|s| s.first().is_none_or(|&x| x == 1))
+        self.sizes.len() <= 1
+            && self
+                .strides
+                .iter()
+                .all(|s| s.first().is_none_or(|&x| x == 1))
     }
 }
 
@@ -277,7 +282,6 @@ pub(crate) enum Slot {
     /// One value of this dtype passed by value (its bits, as [`scalar_bits`] encodes).
     Scalar(DType),
 }
-
 
 /// The source of a grid-stride loop over `a.nd` dims: operand `i` is `pi` (a pointer to its
 /// element, for tensors) or `si` (its value, for scalars); `body` is the statements run per
@@ -364,7 +368,10 @@ pub(crate) fn flat_kernel(slots: &[Slot], wide: bool, prefix: &str, bodies: &[St
     );
     let _ = writeln!(s, "  {prefix}");
     for k in 0..bodies.len() {
-        let _ = writeln!(s, "    const I i{k} = base + {k} * step; const bool ok{k} = i{k} < (I)a.n;");
+        let _ = writeln!(
+            s,
+            "    const I i{k} = base + {k} * step; const bool ok{k} = i{k} < (I)a.n;"
+        );
         for (i, slot) in slots.iter().enumerate().skip(1) {
             if let Slot::Tensor(dt) = slot {
                 let _ = writeln!(
@@ -406,7 +413,9 @@ pub(crate) fn tiled_kernel(slots: &[Slot], tiled: &[bool], body: &str) -> String
     let mut s = args_struct();
     let _ = writeln!(s, "extern \"C\" __global__ void k(const A a) {{");
     s.push_str("  typedef long long I;\n  const int tx = threadIdx.x, ty = threadIdx.y;\n");
-    s.push_str("  const int J = (int)a.tj, L = (int)a.tl;\n  const I nJ = a.size[J], nL = a.size[L];\n");
+    s.push_str(
+        "  const int J = (int)a.tj, L = (int)a.tl;\n  const I nJ = a.size[J], nL = a.size[L];\n",
+    );
     s.push_str("  const I l0 = (I)blockIdx.x * 32, j0 = (I)blockIdx.y * 32;\n");
     for (i, slot) in slots.iter().enumerate() {
         match slot {
@@ -524,10 +533,18 @@ impl Gpu {
             }
         };
         let mut module: sys::CUmodule = std::ptr::null_mut();
-        drv!(op, self.ordinal, cuModuleLoadData(&mut module, image.as_ptr().cast()))?;
+        drv!(
+            op,
+            self.ordinal,
+            cuModuleLoadData(&mut module, image.as_ptr().cast())
+        )?;
         let mut func: sys::CUfunction = std::ptr::null_mut();
         let name = c"k";
-        drv!(op, self.ordinal, cuModuleGetFunction(&mut func, module, name.as_ptr()))?;
+        drv!(
+            op,
+            self.ordinal,
+            cuModuleGetFunction(&mut func, module, name.as_ptr())
+        )?;
         let k = Kernel { func };
         self.kernels
             .lock()
@@ -550,7 +567,10 @@ impl Gpu {
             return Ok(());
         }
         let threads = 256u32;
-        let blocks = n.div_ceil(threads as usize).min(self.sms as usize * 64).max(1) as u32;
+        let blocks = n
+            .div_ceil(threads as usize)
+            .min(self.sms as usize * 64)
+            .max(1) as u32;
         self.launch_grid(op, k, (blocks, 1, 1), (threads, 1, 1), 0, stream, args)
     }
 
@@ -614,7 +634,10 @@ fn cache_path(cc: (i32, i32), source: &str) -> Option<std::path::PathBuf> {
     let (mut major, mut minor) = (0, 0);
     // SAFETY: writes two ints (NVRTC is loaded: the caller compiled or will compile).
     unsafe { nvrtc::nvrtcVersion(&mut major, &mut minor) };
-    Some(cache_dir()?.join(format!("sm{}{}-nvrtc{major}.{minor}-{:016x}{:016x}", cc.0, cc.1, h[0], h[1])))
+    Some(cache_dir()?.join(format!(
+        "sm{}{}-nvrtc{major}.{minor}-{:016x}{:016x}",
+        cc.0, cc.1, h[0], h[1]
+    )))
 }
 
 fn disk_cache_get(cc: (i32, i32), source: &str) -> Option<Vec<u8>> {
@@ -631,7 +654,9 @@ fn disk_cache_get(cc: (i32, i32), source: &str) -> Option<Vec<u8>> {
 }
 
 fn disk_cache_put(cc: (i32, i32), source: &str, image: &[u8]) {
-    let Some(p) = cache_path(cc, source) else { return };
+    let Some(p) = cache_path(cc, source) else {
+        return;
+    };
     if let Some(dir) = p.parent() {
         if std::fs::create_dir_all(dir).is_err() {
             return;
@@ -652,7 +677,12 @@ fn disk_cache_put(cc: (i32, i32), source: &str, image: &[u8]) {
 /// NVRTC: [`PRELUDE`] + `source` to a CUBIN for compute capability `cc` (PTX when this NVRTC does not
 /// know the architecture: the driver then compiles it) (of device `ordinal`, named in
 /// errors). Needs no GPU: the tests compile every generated kernel with it.
-pub(crate) fn compile(op: &'static str, ordinal: usize, cc: (i32, i32), source: &str) -> Result<Vec<u8>> {
+pub(crate) fn compile(
+    op: &'static str,
+    ordinal: usize,
+    cc: (i32, i32),
+    source: &str,
+) -> Result<Vec<u8>> {
     let dev = Device::Cuda(ordinal);
     // SAFETY: only tries to open the library.
     if !unsafe { nvrtc::is_culib_present() } {
@@ -668,11 +698,19 @@ pub(crate) fn compile(op: &'static str, ordinal: usize, cc: (i32, i32), source: 
         msg: format!("NVRTC failed in {what}: {r:?}"),
     };
     let full = format!("{PRELUDE}\n{source}");
-    let src = CString::new(full).map_err(|_| fail("source", nvrtc::nvrtcResult::NVRTC_ERROR_INVALID_INPUT))?;
+    let src = CString::new(full)
+        .map_err(|_| fail("source", nvrtc::nvrtcResult::NVRTC_ERROR_INVALID_INPUT))?;
     let mut prog: nvrtc::nvrtcProgram = std::ptr::null_mut();
     // SAFETY: `src` is NUL-terminated and outlives the call; no headers are passed.
     let r = unsafe {
-        nvrtc::nvrtcCreateProgram(&mut prog, src.as_ptr(), c"strata.cu".as_ptr(), 0, std::ptr::null(), std::ptr::null())
+        nvrtc::nvrtcCreateProgram(
+            &mut prog,
+            src.as_ptr(),
+            c"strata.cu".as_ptr(),
+            0,
+            std::ptr::null(),
+            std::ptr::null(),
+        )
     };
     if r != nvrtc::nvrtcResult::NVRTC_SUCCESS {
         return Err(fail("nvrtcCreateProgram", r));
@@ -688,8 +726,13 @@ pub(crate) fn compile(op: &'static str, ordinal: usize, cc: (i32, i32), source: 
         }
     };
     let kind = if known { "sm" } else { "compute" };
-    let arch = CString::new(format!("--gpu-architecture={kind}_{}{}", cc.0, cc.1)).unwrap_or_default();
-    let opts = [arch.as_ptr(), c"--std=c++17".as_ptr(), c"-default-device".as_ptr()];
+    let arch =
+        CString::new(format!("--gpu-architecture={kind}_{}{}", cc.0, cc.1)).unwrap_or_default();
+    let opts = [
+        arch.as_ptr(),
+        c"--std=c++17".as_ptr(),
+        c"-default-device".as_ptr(),
+    ];
     // SAFETY: `prog` is live; the option strings outlive the call.
     let r = unsafe { nvrtc::nvrtcCompileProgram(prog, opts.len() as i32, opts.as_ptr()) };
     let result = if r == nvrtc::nvrtcResult::NVRTC_SUCCESS {
@@ -715,7 +758,9 @@ pub(crate) fn compile(op: &'static str, ordinal: usize, cc: (i32, i32), source: 
             nvrtc::nvrtcGetProgramLogSize(prog, &mut n);
             let mut log = vec![0u8; n.max(1)];
             nvrtc::nvrtcGetProgramLog(prog, log.as_mut_ptr().cast());
-            String::from_utf8_lossy(&log).trim_end_matches('\0').to_string()
+            String::from_utf8_lossy(&log)
+                .trim_end_matches('\0')
+                .to_string()
         };
         Err(Error::Device {
             op,
@@ -761,7 +806,11 @@ mod tests {
             let g = Geometry::new(&shape, strides.clone());
             assert_eq!(g.numel(), shape.iter().product::<usize>());
             for (k, s) in strides.iter().enumerate() {
-                assert_eq!(offsets(&g.sizes, &g.strides[k]), offsets(&shape, s), "{shape:?} {strides:?}");
+                assert_eq!(
+                    offsets(&g.sizes, &g.strides[k]),
+                    offsets(&shape, s),
+                    "{shape:?} {strides:?}"
+                );
             }
         }
         // Row-major operands merge into one flat dim; a transposed one does not.
@@ -772,8 +821,14 @@ mod tests {
     #[test]
     fn scalars_travel_as_their_bits() {
         use crate::tensor::Scalar;
-        assert_eq!(scalar_bits(DType::F32, Scalar::Float(1.5)), u64::from(1.5f32.to_bits()));
-        assert_eq!(scalar_bits(DType::F64, Scalar::Int(-2)), (-2.0f64).to_bits());
+        assert_eq!(
+            scalar_bits(DType::F32, Scalar::Float(1.5)),
+            u64::from(1.5f32.to_bits())
+        );
+        assert_eq!(
+            scalar_bits(DType::F64, Scalar::Int(-2)),
+            (-2.0f64).to_bits()
+        );
         assert_eq!(scalar_bits(DType::I8, Scalar::Int(-1)), u64::MAX);
         assert_eq!(scalar_bits(DType::U64, Scalar::UInt(u64::MAX)), u64::MAX);
         assert_eq!(scalar_bits(DType::Bool, Scalar::Float(0.5)), 1);

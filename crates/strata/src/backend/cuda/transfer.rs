@@ -23,12 +23,23 @@ fn nbytes(op: &'static str, t: &Tensor) -> Result<usize> {
 
 /// Copies `n` host bytes at `host` to device address `dev` on the current stream; waits
 /// unless the host memory is pinned and `non_blocking`.
-fn htod(op: &'static str, ordinal: usize, dev: u64, host: *const u8, n: usize, wait: bool) -> Result<()> {
+fn htod(
+    op: &'static str,
+    ordinal: usize,
+    dev: u64,
+    host: *const u8,
+    n: usize,
+    wait: bool,
+) -> Result<()> {
     if n == 0 {
         return Ok(());
     }
     let stream = driver::current_stream(ordinal);
-    drv!(op, ordinal, cuMemcpyHtoDAsync_v2(dev, host.cast(), n, stream))?;
+    drv!(
+        op,
+        ordinal,
+        cuMemcpyHtoDAsync_v2(dev, host.cast(), n, stream)
+    )?;
     if wait {
         driver::stream_synchronize(op, ordinal, stream)?;
     }
@@ -37,12 +48,23 @@ fn htod(op: &'static str, ordinal: usize, dev: u64, host: *const u8, n: usize, w
 
 /// Copies `n` device bytes at `dev` to `host` on the current stream; waits unless
 /// `non_blocking` into pinned memory.
-fn dtoh(op: &'static str, ordinal: usize, host: *mut u8, dev: u64, n: usize, wait: bool) -> Result<()> {
+fn dtoh(
+    op: &'static str,
+    ordinal: usize,
+    host: *mut u8,
+    dev: u64,
+    n: usize,
+    wait: bool,
+) -> Result<()> {
     if n == 0 {
         return Ok(());
     }
     let stream = driver::current_stream(ordinal);
-    drv!(op, ordinal, cuMemcpyDtoHAsync_v2(host.cast(), dev, n, stream))?;
+    drv!(
+        op,
+        ordinal,
+        cuMemcpyDtoHAsync_v2(host.cast(), dev, n, stream)
+    )?;
     if wait {
         driver::stream_synchronize(op, ordinal, stream)?;
     }
@@ -51,14 +73,26 @@ fn dtoh(op: &'static str, ordinal: usize, host: *mut u8, dev: u64, n: usize, wai
 
 /// The host tensor `t` on `device` (a CUDA device): a fresh row-major tensor of the same
 /// shape and dtype. `non_blocking` with a pinned source queues the copy without waiting.
-pub(crate) fn to_device(op: &'static str, t: &Tensor, device: Device, non_blocking: bool) -> Result<Tensor> {
+pub(crate) fn to_device(
+    op: &'static str,
+    t: &Tensor,
+    device: Device,
+    non_blocking: bool,
+) -> Result<Tensor> {
     let Device::Cuda(ordinal) = device else {
-        return Err(Error::value(op, "internal error: to_device needs a CUDA device"));
+        return Err(Error::value(
+            op,
+            "internal error: to_device needs a CUDA device",
+        ));
     };
     let be = backend(op, ordinal)?;
     t.check_host(op)?;
     let size = nbytes(op, t)?;
-    let out = Tensor::from_parts(allocate(op, ordinal, size, false)?, Layout::contiguous(t.shape())?, t.dtype())?;
+    let out = Tensor::from_parts(
+        allocate(op, ordinal, size, false)?,
+        Layout::contiguous(t.shape())?,
+        t.dtype(),
+    )?;
     if size == 0 {
         return Ok(out);
     }
@@ -90,7 +124,10 @@ pub(crate) fn to_device(op: &'static str, t: &Tensor, device: Device, non_blocki
     }
     let compact = t.contiguous()?;
     let _g = borrow::acquire(op, &[(compact.storage(), false)])?;
-    let host = compact.storage().data_ptr().wrapping_add(compact.byte_offset());
+    let host = compact
+        .storage()
+        .data_ptr()
+        .wrapping_add(compact.byte_offset());
     htod(op, ordinal, dev_ptr(&out), host, size, true)?;
     Ok(out)
 }
@@ -102,7 +139,11 @@ pub(crate) fn to_host(op: &'static str, t: &Tensor, non_blocking: bool) -> Resul
         return Ok(t.clone());
     };
     backend(op, ordinal)?;
-    let src = if t.is_contiguous() { t.clone() } else { t.contiguous()? };
+    let src = if t.is_contiguous() {
+        t.clone()
+    } else {
+        t.contiguous()?
+    };
     let size = nbytes(op, &src)?;
     let storage = if non_blocking {
         pinned::storage(size, false)?
@@ -112,7 +153,14 @@ pub(crate) fn to_host(op: &'static str, t: &Tensor, non_blocking: bool) -> Resul
     let out = Tensor::from_parts(storage, Layout::contiguous(t.shape())?, t.dtype())?;
     {
         let _g = borrow::acquire(op, &[(out.storage(), true), (src.storage(), false)])?;
-        dtoh(op, ordinal, out.storage().data_ptr(), dev_ptr(&src), size, !non_blocking)?;
+        dtoh(
+            op,
+            ordinal,
+            out.storage().data_ptr(),
+            dev_ptr(&src),
+            size,
+            !non_blocking,
+        )?;
     }
     Ok(out)
 }
@@ -129,8 +177,14 @@ pub(crate) fn copy_across(dst: &Tensor, src: &Tensor, non_blocking: bool) -> Res
         }
         (Device::Cpu, Device::Cuda(_)) => {
             if dst.is_contiguous() && dst.shape() == src.shape() && dst.dtype() == src.dtype() {
-                let Device::Cuda(ordinal) = src.device() else { unreachable!() };
-                let src = if src.is_contiguous() { src.clone() } else { src.contiguous()? };
+                let Device::Cuda(ordinal) = src.device() else {
+                    unreachable!()
+                };
+                let src = if src.is_contiguous() {
+                    src.clone()
+                } else {
+                    src.contiguous()?
+                };
                 let size = nbytes(op, &src)?;
                 let wait = !(non_blocking && pinned::is_pinned(dst.storage()));
                 let _g = borrow::acquire(op, &[(dst.storage(), true), (src.storage(), false)])?;
@@ -157,13 +211,24 @@ impl CudaBackend {
     /// `dst ← src` on this device (both here), broadcast and cast.
     pub(crate) fn copy_into(&self, op: &'static str, dst: &Tensor, src: &Tensor) -> Result<()> {
         let (from, to) = (src.dtype(), dst.dtype());
-        self.map(op, dst, &[Arg::T(src)], "", |v| super::source::store_cast(from, to, "p0", &v[0]))
+        self.map(op, dst, &[Arg::T(src)], "", |v| {
+            super::source::store_cast(from, to, "p0", &v[0])
+        })
     }
 
     /// The host offsets `offs` as a device int64 tensor of `shape` (row-major), viewed
     /// over `full` (the extra trailing dims broadcast).
-    fn offsets_view(&self, op: &'static str, offs: &[isize], shape: &[usize], full: &[usize]) -> Result<Tensor> {
-        let bytes: Vec<u8> = offs.iter().flat_map(|&o| (o as i64).to_ne_bytes()).collect();
+    fn offsets_view(
+        &self,
+        op: &'static str,
+        offs: &[isize],
+        shape: &[usize],
+        full: &[usize],
+    ) -> Result<Tensor> {
+        let bytes: Vec<u8> = offs
+            .iter()
+            .flat_map(|&o| (o as i64).to_ne_bytes())
+            .collect();
         let s = self.upload_bytes(op, &bytes)?;
         let mut strides = vec![0isize; full.len()];
         let mut acc = 1isize;
@@ -191,7 +256,11 @@ pub(crate) fn gather(
     let shape = out.shape();
     let mut strides = vec![0isize; shape.len()];
     strides[nb..].copy_from_slice(rest_strides);
-    let view = Tensor::from_parts(src.storage().clone(), Layout::new(shape, &strides, src.offset())?, src.dtype())?;
+    let view = Tensor::from_parts(
+        src.storage().clone(),
+        Layout::new(shape, &strides, src.offset())?,
+        src.dtype(),
+    )?;
     let ix = be.offsets_view(op, offs, &shape[..nb], shape)?;
     let dt = out.dtype();
     be.map(op, out, &[Arg::T(&view), Arg::T(&ix)], "", |_| {
@@ -217,7 +286,11 @@ pub(crate) fn scatter(
     let shape = src.shape();
     let mut strides = vec![0isize; shape.len()];
     strides[nb..].copy_from_slice(rest_strides);
-    let view = Tensor::from_parts(dst.storage().clone(), Layout::new(shape, &strides, dst.offset())?, dst.dtype())?;
+    let view = Tensor::from_parts(
+        dst.storage().clone(),
+        Layout::new(shape, &strides, dst.offset())?,
+        dst.dtype(),
+    )?;
     let ix = be.offsets_view(op, offs, &shape[..nb], shape)?;
     let dt = dst.dtype();
     let atomic = has_atomic_add(dt);
@@ -247,14 +320,24 @@ pub(crate) fn storage_to_host(op: &'static str, s: &Storage) -> Result<Storage> 
     backend(op, ordinal)?;
     let out = Storage::for_overwrite(s.nbytes())?;
     let _g = borrow::acquire(op, &[(&out, true), (s, false)])?;
-    dtoh(op, ordinal, out.data_ptr(), s.data_ptr() as u64, s.nbytes(), true)?;
+    dtoh(
+        op,
+        ordinal,
+        out.data_ptr(),
+        s.data_ptr() as u64,
+        s.nbytes(),
+        true,
+    )?;
     Ok(out)
 }
 
 /// Whether the device adds `dt` atomically (else an accumulating scatter with repeated
 /// positions runs in order on one thread).
 fn has_atomic_add(dt: DType) -> bool {
-    matches!(dt, DType::F32 | DType::F64 | DType::I32 | DType::U32 | DType::I64 | DType::U64)
+    matches!(
+        dt,
+        DType::F32 | DType::F64 | DType::I32 | DType::U32 | DType::I64 | DType::U64
+    )
 }
 
 /// The statement a scatter runs per element: `p0 + *p2` the target, `{A}` the value.
@@ -264,7 +347,9 @@ pub(crate) fn scatter_code(dt: DType, accumulate: bool) -> String {
         super::source::store(dt, "p0 + *p2", val)
     } else if has_atomic_add(dt) {
         match dt {
-            DType::I64 | DType::U64 => format!("atomicAdd((unsigned long long*)(p0 + *p2), (unsigned long long)({val}));"),
+            DType::I64 | DType::U64 => {
+                format!("atomicAdd((unsigned long long*)(p0 + *p2), (unsigned long long)({val}));")
+            }
             DType::I32 => format!("atomicAdd((int*)(p0 + *p2), {val});"),
             DType::U32 => format!("atomicAdd((unsigned int*)(p0 + *p2), {val});"),
             _ => format!("atomicAdd(p0 + *p2, {val});"),
