@@ -198,6 +198,12 @@ def main() -> int:
         s_us = min(wall(lambda: a_s.add_(1), st.cuda.synchronize) for _ in range(3))
         t_us = min(wall(lambda: a_t.add_(1), torch.cuda.synchronize) for _ in range(3))
         emit(f"{'launch a.add_(1) 1024 f32 (wall)':<34} | {s_us:9.2f} us | {t_us:9.2f} us | {s_us / t_us:6.2f} | per call, 10000 calls")
+        # The same call on a CPU tensor of 16 elements: the library's own per-call cost,
+        # no launch (context for the row above).
+        c_s, c_t = st.from_numpy(h[:16].copy()), torch.from_numpy(h[:16].copy())
+        s_us = min(wall(lambda: c_s.add_(1), lambda: None) for _ in range(3))
+        t_us = min(wall(lambda: c_t.add_(1), lambda: None) for _ in range(3))
+        emit(f"{'cpu a.add_(1) 16 f32 (wall)':<34} | {s_us:9.2f} us | {t_us:9.2f} us | {s_us / t_us:6.2f} | per call, 10000 calls")
 
     run_row("launch overhead", launch_row)
 

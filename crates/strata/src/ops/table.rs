@@ -528,7 +528,7 @@ macro_rules! define_unary {
     ($( $(#[doc = $doc:tt])* $Kind:ident $name:ident inplace($($ip:ident)?) rule($($rule:tt)*)
         cost($cost:ident) cuda($($arm:ident $e:literal;)*) kernel($($k:tt)*); )*) => {
         /// The unary elementwise ops (one per entry of the table).
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum Unary { $( #[doc = concat!("`", stringify!($name), "`")] $Kind, )* }
 
         impl Unary {
@@ -610,7 +610,7 @@ macro_rules! define_binary {
     ($( $(#[doc = $doc:tt])* $Kind:ident $name:ident inplace($($ip:ident)?) rule($($rule:tt)*)
         cost($cost:ident) check($check:ident) cuda($($arm:ident $e:literal;)*) kernel($($k:tt)*); )*) => {
         /// The binary elementwise ops (one per entry of the table).
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum Binary { $( #[doc = concat!("`", stringify!($name), "`")] $Kind, )* }
 
         impl Binary {
@@ -714,7 +714,7 @@ macro_rules! define_binary {
 macro_rules! define_ternary {
     ($( $(#[doc = $doc:tt])* $Kind:ident $name:ident inplace($($ip:ident)?) cost($cost:ident); )*) => {
         /// The ternary elementwise ops.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum Ternary { $( $(#[doc = $doc])* $Kind, )* }
 
         impl Ternary {

@@ -91,6 +91,9 @@ pub(crate) struct Gpu {
     pub peak: AtomicUsize,
     /// Compiled kernels by source text.
     pub kernels: Mutex<HashMap<String, Kernel>>,
+    /// Compiled elementwise kernels by what decides their text (see `PlanKey`), so that
+    /// a repeated op finds its kernel without generating the source again.
+    pub plans: Mutex<HashMap<super::PlanKey, Kernel>>,
     /// The cuBLAS handle, made on first use.
     pub blas: Mutex<Option<usize>>,
 }
@@ -183,6 +186,7 @@ fn init() -> std::result::Result<Runtime, String> {
             allocated: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
             kernels: Mutex::new(HashMap::new()),
+            plans: Mutex::new(HashMap::new()),
             blas: Mutex::new(None),
         });
     }

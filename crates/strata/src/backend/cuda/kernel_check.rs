@@ -68,7 +68,7 @@ fn sources() -> Vec<String> {
         )
         .unwrap()
         .unwrap();
-        v.push(plan.src);
+        v.push(plan);
     }
     for dt in DTYPES {
         let a = t(&[3, 4], dt);

@@ -182,7 +182,14 @@ impl CudaBackend {
         prefix: &str,
         body: impl Fn(&[String]) -> String,
     ) -> Result<()> {
-        self.map_impl(op, out, args, prefix, body, false)
+        self.run_loop(
+            op,
+            out,
+            args,
+            None,
+            || Ok((prefix.to_string(), Box::new(body))),
+            false,
+        )
     }
 
     /// As [`map`](Self::map), in element order on one GPU thread (for scatters with
@@ -195,23 +202,75 @@ impl CudaBackend {
         prefix: &str,
         body: impl Fn(&[String]) -> String,
     ) -> Result<()> {
-        self.map_impl(op, out, args, prefix, body, true)
+        self.run_loop(
+            op,
+            out,
+            args,
+            None,
+            || Ok((prefix.to_string(), Box::new(body))),
+            true,
+        )
     }
 
-    fn map_impl(
+    /// As [`map`](Self::map) for an op whose code `key` decides: `code` (the prefix and
+    /// the body) runs only the first time a layout class of `key` is seen; later calls
+    /// find the compiled kernel by key, without generating its source.
+    fn map_keyed<'b>(
+        &self,
+        op: &'static str,
+        key: OpKey,
+        out: &Tensor,
+        args: &[Arg<'_>],
+        code: impl FnOnce() -> Result<(String, BodyFn<'b>)>,
+    ) -> Result<()> {
+        self.run_loop(op, out, args, Some(key), code, false)
+    }
+
+    fn run_loop<'b>(
         &self,
         op: &'static str,
         out: &Tensor,
         args: &[Arg<'_>],
-        prefix: &str,
-        body: impl Fn(&[String]) -> String,
+        key: Option<OpKey>,
+        code: impl FnOnce() -> Result<(String, BodyFn<'b>)>,
         serial: bool,
     ) -> Result<()> {
         let g = self.gpu(op)?;
-        let Some(plan) = plan_loop(op, out, args, prefix, body, !serial)? else {
-            return Ok(());
+        let Some(lay) = layout_loop(op, out, args, !serial)? else {
+            // Nothing to run, but an op with no kernel for these dtypes still says so.
+            return code().map(|_| ());
         };
-        let k = g.kernel(op, &plan.src)?;
+        let k = match key {
+            Some(key) => {
+                let pk = PlanKey {
+                    op: key,
+                    slots: lay.slots.clone(),
+                    mode: lay.mode,
+                };
+                let known = g
+                    .plans
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(&pk)
+                    .copied();
+                match known {
+                    Some(k) => k,
+                    None => {
+                        let (prefix, body) = code()?;
+                        let k = g.kernel(op, &loop_source(&lay, &prefix, &*body))?;
+                        g.plans
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .insert(pk, k);
+                        k
+                    }
+                }
+            }
+            None => {
+                let (prefix, body) = code()?;
+                g.kernel(op, &loop_source(&lay, &prefix, &*body))?
+            }
+        };
         let mut borrows: Vec<(&Storage, bool)> = vec![(out.storage(), true)];
         for a in args {
             if let Arg::T(t) = a {
@@ -221,11 +280,11 @@ impl CudaBackend {
         let _guard = borrow::acquire(op, &borrows)?;
         let stream = driver::current_stream(self.ordinal);
         if serial {
-            g.launch_grid(op, k, (1, 1, 1), (1, 1, 1), 0, stream, &plan.args)
-        } else if let Some(grid) = plan.grid {
-            g.launch_grid(op, k, grid, (32, 8, 1), 0, stream, &plan.args)
+            g.launch_grid(op, k, (1, 1, 1), (1, 1, 1), 0, stream, &lay.args)
+        } else if let Some(grid) = lay.grid {
+            g.launch_grid(op, k, grid, (32, 8, 1), 0, stream, &lay.args)
         } else {
-            g.launch(op, k, plan.n, stream, &plan.args)
+            g.launch(op, k, lay.n, stream, &lay.args)
         }
     }
 
@@ -261,12 +320,49 @@ impl CudaBackend {
     }
 }
 
-/// A loop kernel ready to launch: its source, its argument block, its element count.
-pub(crate) struct LoopPlan {
-    pub src: String,
+/// A loop body generator: the statement for the operands' value expressions.
+pub(crate) type BodyFn<'b> = Box<dyn Fn(&[String]) -> String + 'b>;
+
+/// What decides the code of a table op's kernel, besides its layout class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum OpKey {
+    /// Unary op, compute dtype, output dtype.
+    Unary(Unary, DType, DType),
+    /// Binary op, compute dtype, output dtype.
+    Binary(Binary, DType, DType),
+    /// Ternary op, first and second operand dtypes, output dtype.
+    Ternary(Ternary, DType, DType, DType),
+    /// A copy with a cast: source and destination dtypes.
+    Copy(DType, DType),
+}
+
+/// Which of the three loop kernels a layout gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum LoopMode {
+    /// Every operand contiguous: the unrolled flat loop.
+    Flat { wide: bool },
+    /// The strided loop (runtime dims).
+    Strided { wide: bool },
+    /// The shared-memory tiled loop; bit `k` set when operand `k` is read through the tile.
+    Tiled { mask: u8 },
+}
+
+/// A compiled elementwise kernel's identity: its code, its operands, its loop kind.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct PlanKey {
+    op: OpKey,
+    slots: Vec<Slot>,
+    mode: LoopMode,
+}
+
+/// The launch of a loop kernel, its code aside: operands, argument block, element
+/// count, loop kind and (tiled) grid.
+pub(crate) struct LoopLayout {
+    pub slots: Vec<Slot>,
     pub args: LoopArgs,
     pub n: usize,
-    /// A tiled kernel's grid (blocks of 32×8 threads); `None` for the plain loop.
+    pub mode: LoopMode,
+    /// A tiled kernel's grid (blocks of 32×8 threads); `None` for the other loops.
     pub grid: Option<(u32, u32, u32)>,
 }
 
@@ -295,8 +391,9 @@ fn tile_dims(geo: &Geometry, slots: &[Slot]) -> Option<(usize, usize)> {
         .then_some((j, l))
 }
 
-/// The kernel that runs `body(values)` for every element of `out` (see
+/// The source of the kernel that runs `body(values)` for every element of `out` (see
 /// [`CudaBackend::map`]); `None` when `out` is empty. Pure: builds text and numbers only.
+#[cfg(test)]
 pub(crate) fn plan_loop(
     op: &'static str,
     out: &Tensor,
@@ -304,7 +401,18 @@ pub(crate) fn plan_loop(
     prefix: &str,
     body: impl Fn(&[String]) -> String,
     allow_tile: bool,
-) -> Result<Option<LoopPlan>> {
+) -> Result<Option<String>> {
+    Ok(layout_loop(op, out, args, allow_tile)?.map(|layout| loop_source(&layout, prefix, &body)))
+}
+
+/// The layout half of a loop kernel's plan: operands, merged geometry, loop kind; `None` when
+/// `out` is empty.
+pub(crate) fn layout_loop(
+    op: &'static str,
+    out: &Tensor,
+    args: &[Arg<'_>],
+    allow_tile: bool,
+) -> Result<Option<LoopLayout>> {
     let n = out.numel();
     if n == 0 {
         return Ok(None);
@@ -330,7 +438,6 @@ pub(crate) fn plan_loop(
         nb: 0,
     };
     la.ptr[0] = dev_ptr(out);
-    let mut values = Vec::with_capacity(args.len());
     for (i, a) in args.iter().enumerate() {
         let k = i + 1;
         match a {
@@ -338,13 +445,11 @@ pub(crate) fn plan_loop(
                 slots.push(Slot::Tensor(t.dtype()));
                 strides.push(strides_for(op, t, shape)?);
                 la.ptr[k] = dev_ptr(t);
-                values.push(load(t.dtype(), &format!("p{k}")));
             }
             Arg::S(dt, v) => {
                 slots.push(Slot::Scalar(*dt));
                 strides.push(vec![0; shape.len()]);
                 la.scalar[k] = source::scalar_bits(*dt, *v);
-                values.push(format!("s{k}"));
             }
         }
     }
@@ -374,17 +479,10 @@ pub(crate) fn plan_loop(
     la.nd = geo.sizes.len() as i64;
     if let Some((j, l)) = tile_dims(&geo, &slots).filter(|_| allow_tile) {
         // Inputs whose unit stride is along `j` are read through the tile.
-        let tiled: Vec<bool> = slots
-            .iter()
-            .enumerate()
-            .map(|(k, slot)| {
-                k > 0 && matches!(slot, Slot::Tensor(_)) && geo.strides[k][j].unsigned_abs() == 1
-            })
-            .collect();
-        let mut values = values;
-        for (i, v) in values.iter_mut().enumerate() {
-            if tiled[i + 1] {
-                *v = format!("t{}[tx][q]", i + 1);
+        let mut mask = 0u8;
+        for (k, slot) in slots.iter().enumerate() {
+            if k > 0 && matches!(slot, Slot::Tensor(_)) && geo.strides[k][j].unsigned_abs() == 1 {
+                mask |= 1 << k;
             }
         }
         la.tj = j as i64;
@@ -395,49 +493,83 @@ pub(crate) fn plan_loop(
             geo.sizes[j].div_ceil(32) as u32,
             (la.nb as usize).clamp(1, 65535) as u32,
         );
-        let src = source::tiled_kernel(&slots, &tiled, &format!("{prefix}\n    {}", body(&values)));
-        return Ok(Some(LoopPlan {
-            src,
+        return Ok(Some(LoopLayout {
+            slots,
             args: la,
             n,
+            mode: LoopMode::Tiled { mask },
             grid: Some(grid),
         }));
     }
-    if flat {
-        // Every operand contiguous: the unrolled loop, its inputs' values loaded first.
-        let bodies: Vec<String> = (0..source::UNROLL)
-            .map(|k| {
-                let vals: Vec<String> = slots[1..]
-                    .iter()
-                    .enumerate()
-                    .map(|(i, slot)| match slot {
-                        Slot::Tensor(_) => format!("v{k}_{}", i + 1),
-                        Slot::Scalar(_) => format!("s{}", i + 1),
-                    })
-                    .collect();
-                body(&vals)
-            })
-            .collect();
-        let src = source::flat_kernel(&slots, wide, prefix, &bodies);
-        return Ok(Some(LoopPlan {
-            src,
-            args: la,
-            n,
-            grid: None,
-        }));
-    }
-    let src = source::loop_kernel(
-        &slots,
-        wide,
-        false,
-        &format!("{prefix}\n    {}", body(&values)),
-    );
-    Ok(Some(LoopPlan {
-        src,
+    let mode = if flat {
+        LoopMode::Flat { wide }
+    } else {
+        LoopMode::Strided { wide }
+    };
+    Ok(Some(LoopLayout {
+        slots,
         args: la,
         n,
+        mode,
         grid: None,
     }))
+}
+
+/// The source of the kernel for `lay` running `body(values)` after `prefix`.
+pub(crate) fn loop_source(
+    lay: &LoopLayout,
+    prefix: &str,
+    body: &dyn Fn(&[String]) -> String,
+) -> String {
+    let slots = &lay.slots;
+    let values: Vec<String> = slots[1..]
+        .iter()
+        .enumerate()
+        .map(|(i, slot)| match slot {
+            Slot::Tensor(dt) => load(*dt, &format!("p{}", i + 1)),
+            Slot::Scalar(_) => format!("s{}", i + 1),
+        })
+        .collect();
+    match lay.mode {
+        LoopMode::Tiled { mask } => {
+            let tiled: Vec<bool> = (0..slots.len()).map(|k| mask & (1 << k) != 0).collect();
+            let values: Vec<String> = values
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    if tiled[i + 1] {
+                        format!("t{}[tx][q]", i + 1)
+                    } else {
+                        v
+                    }
+                })
+                .collect();
+            source::tiled_kernel(slots, &tiled, &format!("{prefix}\n    {}", body(&values)))
+        }
+        LoopMode::Flat { wide } => {
+            // Every operand contiguous: the unrolled loop, its inputs' values loaded first.
+            let bodies: Vec<String> = (0..source::UNROLL)
+                .map(|k| {
+                    let vals: Vec<String> = slots[1..]
+                        .iter()
+                        .enumerate()
+                        .map(|(i, slot)| match slot {
+                            Slot::Tensor(_) => format!("v{k}_{}", i + 1),
+                            Slot::Scalar(_) => format!("s{}", i + 1),
+                        })
+                        .collect();
+                    body(&vals)
+                })
+                .collect();
+            source::flat_kernel(slots, wide, prefix, &bodies)
+        }
+        LoopMode::Strided { wide } => source::loop_kernel(
+            slots,
+            wide,
+            false,
+            &format!("{prefix}\n    {}", body(&values)),
+        ),
+    }
 }
 
 /// What an elementwise op's value is: its compute dtype, or bool for predicates.
@@ -548,31 +680,48 @@ impl Backend for CudaBackend {
     }
 
     fn unary(&self, op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
-        let (prefix, body) = unary_code(op, a.dtype(), out.dtype())?;
+        let (adt, odt) = (a.dtype(), out.dtype());
         let arg = self.arg(op.name(), a)?;
-        self.map(op.name(), out, &[arg], &prefix, |v| {
-            body.replace("{A}", &v[0])
+        let key = OpKey::Unary(op, adt, odt);
+        self.map_keyed(op.name(), key, out, &[arg], || {
+            let (prefix, body) = unary_code(op, adt, odt)?;
+            Ok((
+                prefix,
+                Box::new(move |v: &[String]| body.replace("{A}", &v[0])),
+            ))
         })
     }
 
     fn binary(&self, op: Binary, out: &Tensor, a: &Tensor, b: &Tensor) -> Result<()> {
-        let (prefix, body) = binary_code(op, a.dtype(), out.dtype())?;
+        let (adt, odt) = (a.dtype(), out.dtype());
         let name = op.name();
         let (aa, bb) = (self.arg(name, a)?, self.arg(name, b)?);
         check_divisor(self, op, out, &bb)?;
-        self.map(name, out, &[aa, bb], &prefix, |v| {
-            body.replace("{A}", &v[0]).replace("{B}", &v[1])
+        let key = OpKey::Binary(op, adt, odt);
+        self.map_keyed(name, key, out, &[aa, bb], || {
+            let (prefix, body) = binary_code(op, adt, odt)?;
+            Ok((
+                prefix,
+                Box::new(move |v: &[String]| body.replace("{A}", &v[0]).replace("{B}", &v[1])),
+            ))
         })
     }
 
     fn ternary(&self, op: Ternary, out: &Tensor, a: &Tensor, b: &Tensor, c: &Tensor) -> Result<()> {
         let name = op.name();
-        let (prefix, body) = ternary_code(op, a.dtype(), b.dtype(), out.dtype())?;
+        let (adt, bdt, odt) = (a.dtype(), b.dtype(), out.dtype());
         let args = [self.arg(name, a)?, self.arg(name, b)?, self.arg(name, c)?];
-        self.map(name, out, &args, &prefix, |v| {
-            body.replace("{A}", &v[0])
-                .replace("{B}", &v[1])
-                .replace("{C}", &v[2])
+        let key = OpKey::Ternary(op, adt, bdt, odt);
+        self.map_keyed(name, key, out, &args, || {
+            let (prefix, body) = ternary_code(op, adt, bdt, odt)?;
+            Ok((
+                prefix,
+                Box::new(move |v: &[String]| {
+                    body.replace("{A}", &v[0])
+                        .replace("{B}", &v[1])
+                        .replace("{C}", &v[2])
+                }),
+            ))
         })
     }
 

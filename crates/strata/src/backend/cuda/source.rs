@@ -275,7 +275,7 @@ pub(crate) struct LoopArgs {
 }
 
 /// One operand of a loop kernel.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Slot {
     /// Elements of this dtype at a device address, walked with the geometry's strides.
     Tensor(DType),

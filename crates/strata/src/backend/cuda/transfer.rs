@@ -8,7 +8,7 @@
 //! compacted on the device before the download.
 
 use super::driver::{self, drv};
-use super::{allocate, backend, dev_ptr, pinned, Arg, CudaBackend};
+use super::{allocate, backend, dev_ptr, pinned, Arg, CudaBackend, OpKey};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
@@ -172,6 +172,19 @@ pub(crate) fn copy_across(dst: &Tensor, src: &Tensor, non_blocking: bool) -> Res
     match (dst.device(), src.device()) {
         (Device::Cuda(d), Device::Cpu) => {
             let be = backend(op, d)?;
+            if dst.is_contiguous()
+                && src.is_contiguous()
+                && dst.shape() == src.shape()
+                && dst.dtype() == src.dtype()
+            {
+                // Straight into `dst`: no staging buffer, no device-side copy.
+                let size = nbytes(op, src)?;
+                let wait = !(non_blocking && pinned::is_pinned(src.storage()));
+                let _g = borrow::acquire(op, &[(dst.storage(), true), (src.storage(), false)])?;
+                let host = src.storage().data_ptr().wrapping_add(src.byte_offset());
+                dst.storage().bump_version();
+                return htod(op, d, dev_ptr(dst), host, size, wait);
+            }
             let staged = to_device(op, src, Device::Cuda(d), non_blocking)?;
             be.copy_into(op, dst, &staged)
         }
@@ -211,8 +224,11 @@ impl CudaBackend {
     /// `dst ← src` on this device (both here), broadcast and cast.
     pub(crate) fn copy_into(&self, op: &'static str, dst: &Tensor, src: &Tensor) -> Result<()> {
         let (from, to) = (src.dtype(), dst.dtype());
-        self.map(op, dst, &[Arg::T(src)], "", |v| {
-            super::source::store_cast(from, to, "p0", &v[0])
+        self.map_keyed(op, OpKey::Copy(from, to), dst, &[Arg::T(src)], || {
+            Ok((
+                String::new(),
+                Box::new(move |v: &[String]| super::source::store_cast(from, to, "p0", &v[0])),
+            ))
         })
     }
 
