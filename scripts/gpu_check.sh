@@ -47,10 +47,19 @@ grep -E "^test |test result|panicked|FAILED" "$LOG/rust.txt" | tail -30
 echo "(rust: $((SECONDS - start)) s)"
 echo "== Python GPU tests"
 start=$SECONDS
-timeout -s INT -k 15 "${PYTEST_TIMEOUT:-300}" $PY -m pytest -q -p no:cacheprovider --maxfail=200 -o addopts="" \
-    "$HERE/tests/gpu" > "$LOG/pytest.txt" 2>&1 || status=1
-grep -E "passed|failed|error" "$LOG/pytest.txt" | tail -5
-grep -E "^(FAILED|ERROR)" "$LOG/pytest.txt" | head -60
+# PYTEST_SHARDS processes at once, each taking every n-th test (conftest.py).
+SHARDS=${PYTEST_SHARDS:-6}
+pids=()
+for ((i = 0; i < SHARDS; i++)); do
+    STRATA_GPU_SHARD="$i/$SHARDS" timeout -s INT -k 15 "${PYTEST_TIMEOUT:-300}" \
+        $PY -m pytest -q -p no:cacheprovider --maxfail=100 -o addopts="" \
+        "$HERE/tests/gpu" > "$LOG/pytest_$i.txt" 2>&1 &
+    pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || status=1; done
+cat "$LOG"/pytest_*.txt > "$LOG/pytest.txt"
+grep -hE "^[0-9]+ (passed|failed)|passed|failed" "$LOG"/pytest_*.txt | grep -E " in [0-9.]+s" | tail -"$SHARDS"
+grep -hE "^(FAILED|ERROR)" "$LOG"/pytest_*.txt | head -80
 echo "(pytest: $((SECONDS - start)) s)"
 echo "== GPU benchmark"
 start=$SECONDS

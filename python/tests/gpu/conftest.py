@@ -119,3 +119,17 @@ def no_leak():
     gc.collect()
     st.cuda.synchronize()
     assert st.cuda.memory_allocated() == before
+
+
+def pytest_collection_modifyitems(config, items):
+    """``STRATA_GPU_SHARD=i/n`` keeps every n-th test from the i-th (0-based), so that the
+    GPU check can run the suite as n processes at once (``scripts/gpu_check.sh``)."""
+    shard = os.environ.get("STRATA_GPU_SHARD")
+    if not shard:
+        return
+    i, n = (int(x) for x in shard.split("/"))
+    if not 0 <= i < n:
+        raise pytest.UsageError(f"STRATA_GPU_SHARD={shard}: want i/n with 0 <= i < n")
+    keep = [item for k, item in enumerate(items) if k % n == i]
+    config.hook.pytest_deselected(items=[item for k, item in enumerate(items) if k % n != i])
+    items[:] = keep
