@@ -38,13 +38,6 @@ export PYTHONUNBUFFERED=1
 } > "$LOG/env.txt" 2>&1
 head -20 "$LOG/env.txt"
 status=0
-echo "== Rust GPU tests"
-start=$SECONDS
-# The allocator test counts device memory: alone, after the others (run in parallel).
-timeout "${RUST_TIMEOUT:-200}" "$HERE/cuda_gpu" --test-threads 16 --skip caching_allocator > "$LOG/rust.txt" 2>&1 || status=1
-timeout 60 "$HERE/cuda_gpu" --test-threads 1 caching_allocator >> "$LOG/rust.txt" 2>&1 || status=1
-grep -E "^test |test result|panicked|FAILED" "$LOG/rust.txt" | tail -30
-echo "(rust: $((SECONDS - start)) s)"
 echo "== Python GPU tests"
 start=$SECONDS
 # PYTEST_SHARDS processes at once, each taking every n-th test (conftest.py).
@@ -61,6 +54,14 @@ cat "$LOG"/pytest_*.txt > "$LOG/pytest.txt"
 grep -hE "^[0-9]+ (passed|failed)|passed|failed" "$LOG"/pytest_*.txt | grep -E " in [0-9.]+s" | tail -"$SHARDS"
 grep -hE "^(FAILED|ERROR)" "$LOG"/pytest_*.txt | head -80
 echo "(pytest: $((SECONDS - start)) s)"
+echo "== Rust GPU tests"
+# After the Python tests: most kernels are then in the disk cache (STRATA_KERNEL_CACHE).
+start=$SECONDS
+# The allocator test counts device memory: alone, after the others (run in parallel).
+timeout "${RUST_TIMEOUT:-200}" "$HERE/cuda_gpu" --test-threads 16 --skip caching_allocator > "$LOG/rust.txt" 2>&1 || status=1
+timeout 60 "$HERE/cuda_gpu" --test-threads 1 caching_allocator >> "$LOG/rust.txt" 2>&1 || status=1
+grep -E "^test |test result|panicked|FAILED" "$LOG/rust.txt" | tail -30
+echo "(rust: $((SECONDS - start)) s)"
 echo "== GPU benchmark"
 start=$SECONDS
 timeout "${BENCH_TIMEOUT:-150}" $PY "$HERE/bench/bench_cuda.py" --out "$LOG" > "$LOG/bench_stdout.txt" 2>&1 || status=1

@@ -175,6 +175,94 @@ fn unary_ops_match_the_cpu_engine() {
     }
 }
 
+/// Large enough for every loop kind: rows (last dim ≥ 32), tiled (a transposed operand,
+/// both tile dims ≥ 16, partial tiles at the edges, a batch dim), flat and strided.
+#[test]
+fn every_loop_kind_matches_on_large_layouts() {
+    if !gpu() {
+        return;
+    }
+    let mut rng = Rng(12);
+    type Big = fn(&Tensor) -> strata::Result<Tensor>;
+    let views: [(&str, Big); 7] = [
+        ("row-major", |t| Ok(t.clone())),
+        ("transposed", |t| t.t()),
+        ("flipped", |t| t.flip(&[0])),
+        ("flipped both", |t| t.flip(&[0, 1])),
+        ("stepped", |t| {
+            t.slice(0, None, None, 2)?.slice(1, Some(1), None, 2)
+        }),
+        ("broadcast row", |t| {
+            t.select(0, 3)?.unsqueeze(0)?.expand(&[70, 90])
+        }),
+        ("broadcast column", |t| {
+            t.slice(1, Some(0), Some(1), 1)?.expand(&[70, 90])
+        }),
+    ];
+    for dt in [
+        DType::F32,
+        DType::F64,
+        DType::F16,
+        DType::I64,
+        DType::U8,
+        DType::Bool,
+    ] {
+        let base = random(&[70, 90], dt, &mut rng, false);
+        let base_t = random(&[90, 70], dt, &mut rng, false);
+        let (g, g_t) = (base.to_device(GPU).unwrap(), base_t.to_device(GPU).unwrap());
+        for (name, view) in views {
+            let c = view(&base).unwrap();
+            let d = view(&g).unwrap();
+            // Views of the transposed base have the (70, 90) shape only where expected.
+            let (ct, dt_) = (base_t.t().unwrap(), g_t.t().unwrap());
+            same(
+                &format!("copy({dt}, {name})"),
+                d.contiguous_copy(),
+                c.contiguous_copy(),
+                0.0,
+            );
+            same(
+                &format!("cast to f32({dt}, {name})"),
+                d.to_dtype(DType::F32),
+                c.to_dtype(DType::F32),
+                0.0,
+            );
+            if c.shape() == [70, 90] && dt != DType::Bool {
+                same(
+                    &format!("add transposed({dt}, {name})"),
+                    d.add(&dt_),
+                    c.add(&ct),
+                    PLAIN,
+                );
+                same(
+                    &format!("mul transposed by view({dt}, {name})"),
+                    dt_.mul(&d),
+                    ct.mul(&c),
+                    PLAIN,
+                );
+            }
+        }
+        // NCHW → NHWC and back: a tiled copy with a batch dim.
+        let x = random(&[3, 5, 40, 36], dt, &mut rng, false);
+        let gx = x.to_device(GPU).unwrap();
+        for perm in [[0i64, 2, 3, 1], [0, 3, 1, 2], [3, 2, 1, 0]] {
+            same(
+                &format!("permute {perm:?}({dt})"),
+                gx.permute(&perm).unwrap().contiguous_copy(),
+                x.permute(&perm).unwrap().contiguous_copy(),
+                0.0,
+            );
+        }
+        // In place through a flipped view into a transposed destination.
+        let (c, d) = (base_t.clone_data().unwrap(), g_t.clone_data().unwrap());
+        if dt != DType::Bool {
+            c.t().unwrap().add_(&base.flip(&[1]).unwrap()).unwrap();
+            d.t().unwrap().add_(&g.flip(&[1]).unwrap()).unwrap();
+            same(&format!("add_ into transposed({dt})"), Ok(d), Ok(c), PLAIN);
+        }
+    }
+}
+
 #[test]
 fn binary_ops_match_the_cpu_engine_with_broadcasting_and_scalars() {
     if !gpu() {
@@ -244,6 +332,24 @@ fn mixing_devices_is_pytorchs_error() {
         e.to_string().contains("Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"),
         "{e}"
     );
+}
+
+#[test]
+fn writes_into_overlapping_views_are_refused_as_on_the_cpu() {
+    if !gpu() {
+        return;
+    }
+    let a = Tensor::ones(&[1, 5], DType::F32).unwrap();
+    let g = a.to_device(GPU).unwrap();
+    for (t, dev) in [(&a, "cpu"), (&g, "cuda")] {
+        let e = t
+            .expand(&[4, 5])
+            .unwrap()
+            .mul_(&Tensor::scalar(2.0f32))
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Overlap, "{dev}: {e}");
+    }
+    assert_eq!(g.to_vec::<f32>().unwrap(), vec![1.0; 5]);
 }
 
 #[test]
@@ -570,6 +676,15 @@ fn indexing_matches() {
         );
         same(&format!("index_put_ accumulate={acc}"), rg, rc, 1e-6);
     }
+    // t[mask] = 7: a host scalar into a GPU tensor.
+    let seven = Tensor::scalar(7.0f32);
+    let (c, d) = (x.contiguous_copy().unwrap(), g.contiguous_copy().unwrap());
+    let key = |m: &Tensor| [TensorIndex::Tensor(Box::new(m.clone()))];
+    c.index_put_(&key(&mask), &seven).unwrap();
+    let rg = d
+        .index_put_(&key(&mask.to_device(GPU).unwrap()), &seven)
+        .cloned();
+    same("t[mask] = scalar", rg, Ok(c), 0.0);
 }
 
 #[test]

@@ -324,6 +324,13 @@ fn index_put(
         }
         Resolved::Advanced(p) => p,
     };
+    // A host scalar (`t[mask] = 7` on a GPU tensor) joins the target's device first: it
+    // is broadcast below, and only a 0-d host tensor may stay on the host.
+    let value = if value.ndim() == 0 && value.device().is_cpu() && !t.device().is_cpu() {
+        value.to_device(t.device())?
+    } else {
+        value.clone()
+    };
     // The value broadcasts against the shape `t[key]` has, then its broadcast dims move
     // to the front, as the kernel walks them.
     let src = value.to_dtype(t.dtype())?.broadcast_to(&p.natural(op)?)?;

@@ -176,10 +176,25 @@ pub(crate) fn matmul(
         if let (Some((tr, ld)), Some(bs)) = (as_blas(t), batch_stride(t, batch)) {
             return Ok((t.clone(), tr, ld, bs));
         }
+        // Batch dims that do not collapse into one stride (a broadcast batch dim beside
+        // a real one) are expanded before compacting: then the batch stride is r·c.
+        let t = if batch_stride(t, batch).is_some() {
+            t.clone()
+        } else {
+            let nd = t.ndim();
+            let mut full: Vec<usize> = batch.to_vec();
+            full.extend_from_slice(&t.shape()[nd - 2..]);
+            t.broadcast_to(&full)?
+        };
         let c = t.contiguous_copy()?;
-        let (tr, ld) = as_blas(&c).unwrap_or((false, c.shape()[c.ndim() - 1].max(1) as i64));
-        let bs = batch_stride(&c, batch)
-            .unwrap_or((c.shape()[c.ndim() - 1] * c.shape()[c.ndim() - 2]) as i64);
+        let cols = c.shape()[c.ndim() - 1];
+        let (tr, ld) = as_blas(&c).unwrap_or((false, cols.max(1) as i64));
+        let bs = batch_stride(&c, batch).ok_or_else(|| {
+            Error::value(
+                op,
+                "internal error: a compact operand's batch dims did not collapse",
+            )
+        })?;
         Ok((c, tr, ld, bs))
     };
     let (a, ta, lda, sa) = prep(a)?;
@@ -244,4 +259,32 @@ pub(crate) fn matmul(
         )
     };
     check(op, be.ordinal, "cublasGemmStridedBatchedEx", s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::batch_stride;
+    use crate::dtype::DType;
+    use crate::tensor::Tensor;
+
+    #[test]
+    fn batch_strides_collapse_only_when_one_stride_walks_the_batch() {
+        let t = |s: &[usize]| Tensor::zeros(s, DType::F32).unwrap();
+        // (2,1) against batch (2,3): a broadcast dim beside a real one.
+        let a = t(&[2, 1, 9, 12]);
+        assert_eq!(batch_stride(&a, &[2, 3]), None);
+        let full = a
+            .broadcast_to(&[2, 3, 9, 12])
+            .unwrap()
+            .contiguous_copy()
+            .unwrap();
+        assert_eq!(batch_stride(&full, &[2, 3]), Some(108));
+        // Broadcast everywhere: stride 0; a plain batch: the matrix size.
+        assert_eq!(batch_stride(&t(&[12, 5]), &[2, 3]), Some(0));
+        assert_eq!(batch_stride(&t(&[6, 12, 5]), &[6]), Some(60));
+        assert_eq!(batch_stride(&t(&[3, 12, 5]), &[2, 3]), None);
+        // A transposed batch does not collapse.
+        let tr = t(&[3, 2, 4, 5]).transpose(0, 1).unwrap();
+        assert_eq!(batch_stride(&tr, &[2, 3]), None);
+    }
 }

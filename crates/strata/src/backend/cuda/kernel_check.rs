@@ -156,6 +156,27 @@ fn sources() -> Vec<String> {
                 &body,
             );
         }
+        // Row loops: a flipped copy into every dtype, a broadcast row added.
+        let flipped = t(&[6, 40], dt).flip(&[0]).unwrap();
+        for to in DTYPES {
+            add(
+                &mut v,
+                &t(&[6, 40], to),
+                &[Arg::T(&flipped)],
+                "",
+                &store_cast(dt, to, "p0", "{A}"),
+            );
+        }
+        if let Ok((prefix, body)) = binary_code(Binary::Add, dt, dt) {
+            let row = t(&[40], dt).broadcast_to(&[6, 40]).unwrap();
+            add(
+                &mut v,
+                &t(&[6, 40], dt),
+                &[Arg::T(&t(&[6, 40], dt)), Arg::T(&row)],
+                &prefix,
+                &body,
+            );
+        }
         let ix = t(&[3, 4], DType::I64);
         for acc in [false, true] {
             add(
@@ -240,6 +261,11 @@ fn every_generated_kernel_compiles_with_nvrtc() {
     assert!(
         all.iter().any(|k| k.contains("t1[tx][q]")),
         "no tiled kernel was generated"
+    );
+    assert!(
+        all.iter()
+            .any(|k| k.contains("const I inner = (I)a.size[D]")),
+        "no row kernel was generated"
     );
     // Two programs at a time (one per core), many kernels each.
     let chunks: Vec<(usize, &[String])> = all

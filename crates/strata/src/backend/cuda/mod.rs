@@ -236,6 +236,9 @@ impl CudaBackend {
         serial: bool,
     ) -> Result<()> {
         let g = self.gpu(op)?;
+        // A read-only or self-overlapping destination (an expanded view) is refused, as
+        // the CPU engine's write access refuses it.
+        out.check_write(op)?;
         let Some(lay) = layout_loop(op, out, args, !serial)? else {
             // Nothing to run, but an op with no kernel for these dtypes still says so.
             return code().map(|_| ());
@@ -281,8 +284,8 @@ impl CudaBackend {
         let stream = driver::current_stream(self.ordinal);
         if serial {
             g.launch_grid(op, k, (1, 1, 1), (1, 1, 1), 0, stream, &lay.args)
-        } else if let Some(grid) = lay.grid {
-            g.launch_grid(op, k, grid, (32, 8, 1), 0, stream, &lay.args)
+        } else if let Some((grid, block)) = lay.launch {
+            g.launch_grid(op, k, grid, block, 0, stream, &lay.args)
         } else {
             g.launch(op, k, lay.n, stream, &lay.args)
         }
@@ -341,10 +344,12 @@ pub(crate) enum OpKey {
 pub(crate) enum LoopMode {
     /// Every operand contiguous: the unrolled flat loop.
     Flat { wide: bool },
-    /// The strided loop (runtime dims).
+    /// The strided loop (runtime dims, offsets per element).
     Strided { wide: bool },
+    /// The loop over rows (offsets per row; the last dim walked with its strides).
+    Rows { wide: bool },
     /// The shared-memory tiled loop; bit `k` set when operand `k` is read through the tile.
-    Tiled { mask: u8 },
+    Tiled { mask: u8, wide: bool },
 }
 
 /// A compiled elementwise kernel's identity: its code, its operands, its loop kind.
@@ -362,9 +367,13 @@ pub(crate) struct LoopLayout {
     pub args: LoopArgs,
     pub n: usize,
     pub mode: LoopMode,
-    /// A tiled kernel's grid (blocks of 32×8 threads); `None` for the other loops.
-    pub grid: Option<(u32, u32, u32)>,
+    /// The grid and block of the tiled and row loops; `None` for the flat and strided
+    /// loops (256-thread blocks, as many as the element count calls for).
+    pub launch: Option<(Dim3, Dim3)>,
 }
+
+/// A CUDA grid or block size.
+pub(crate) type Dim3 = (u32, u32, u32);
 
 /// The dims of a tiled loop, `(J, L)`: `L` the output's unit-stride dim, `J` the
 /// unit-stride dim of every input that has one elsewhere (read through shared memory so
@@ -406,12 +415,13 @@ pub(crate) fn plan_loop(
 }
 
 /// The layout half of a loop kernel's plan: operands, merged geometry, loop kind; `None` when
-/// `out` is empty.
+/// `out` is empty. `parallel` false (a scatter that must run in element order on one
+/// thread) keeps to the flat and strided loops.
 pub(crate) fn layout_loop(
     op: &'static str,
     out: &Tensor,
     args: &[Arg<'_>],
-    allow_tile: bool,
+    parallel: bool,
 ) -> Result<Option<LoopLayout>> {
     let n = out.numel();
     if n == 0 {
@@ -477,7 +487,7 @@ pub(crate) fn layout_loop(
         la.size[d] = s as i64;
     }
     la.nd = geo.sizes.len() as i64;
-    if let Some((j, l)) = tile_dims(&geo, &slots).filter(|_| allow_tile) {
+    if let Some((j, l)) = tile_dims(&geo, &slots).filter(|_| parallel) {
         // Inputs whose unit stride is along `j` are read through the tile.
         let mut mask = 0u8;
         for (k, slot) in slots.iter().enumerate() {
@@ -497,8 +507,26 @@ pub(crate) fn layout_loop(
             slots,
             args: la,
             n,
-            mode: LoopMode::Tiled { mask },
-            grid: Some(grid),
+            mode: LoopMode::Tiled { mask, wide },
+            launch: Some((grid, (32, 8, 1))),
+        }));
+    }
+    let nd = geo.sizes.len();
+    let inner = geo.sizes.last().copied().unwrap_or(1);
+    if parallel && !flat && nd >= 2 && inner >= 32 {
+        // Rows: threads along the last dim (a power of two up to 256 wide), the rest of
+        // the 256 along rows.
+        let tx = inner.next_power_of_two().min(256);
+        let ty = 256 / tx;
+        let rows = n / inner;
+        let gx = inner.div_ceil(tx * source::UNROLL).min(65535);
+        let gy = rows.div_ceil(ty).min(65535);
+        return Ok(Some(LoopLayout {
+            slots,
+            args: la,
+            n,
+            mode: LoopMode::Rows { wide },
+            launch: Some(((gx as u32, gy as u32, 1), (tx as u32, ty as u32, 1))),
         }));
     }
     let mode = if flat {
@@ -511,7 +539,7 @@ pub(crate) fn layout_loop(
         args: la,
         n,
         mode,
-        grid: None,
+        launch: None,
     }))
 }
 
@@ -531,7 +559,7 @@ pub(crate) fn loop_source(
         })
         .collect();
     match lay.mode {
-        LoopMode::Tiled { mask } => {
+        LoopMode::Tiled { mask, wide } => {
             let tiled: Vec<bool> = (0..slots.len()).map(|k| mask & (1 << k) != 0).collect();
             let values: Vec<String> = values
                 .into_iter()
@@ -544,10 +572,15 @@ pub(crate) fn loop_source(
                     }
                 })
                 .collect();
-            source::tiled_kernel(slots, &tiled, &format!("{prefix}\n    {}", body(&values)))
+            source::tiled_kernel(
+                slots,
+                &tiled,
+                wide,
+                &format!("{prefix}\n    {}", body(&values)),
+            )
         }
-        LoopMode::Flat { wide } => {
-            // Every operand contiguous: the unrolled loop, its inputs' values loaded first.
+        LoopMode::Flat { wide } | LoopMode::Rows { wide } => {
+            // The unrolled loops, their inputs' values loaded first.
             let bodies: Vec<String> = (0..source::UNROLL)
                 .map(|k| {
                     let vals: Vec<String> = slots[1..]
@@ -561,7 +594,11 @@ pub(crate) fn loop_source(
                     body(&vals)
                 })
                 .collect();
-            source::flat_kernel(slots, wide, prefix, &bodies)
+            if matches!(lay.mode, LoopMode::Rows { .. }) {
+                source::rows_kernel(slots, wide, prefix, &bodies)
+            } else {
+                source::flat_kernel(slots, wide, prefix, &bodies)
+            }
         }
         LoopMode::Strided { wide } => source::loop_kernel(
             slots,

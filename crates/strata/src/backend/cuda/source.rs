@@ -338,7 +338,8 @@ pub(crate) fn loop_kernel(slots: &[Slot], wide: bool, flat: bool, body: &str) ->
     s
 }
 
-/// Elements a thread of [`flat_kernel`] handles per pass (independent loads in flight).
+/// Elements a thread of [`flat_kernel`] and [`rows_kernel`] handles per pass
+/// (independent loads in flight).
 pub(crate) const UNROLL: usize = 4;
 
 /// The loop over operands that are all contiguous (or scalars): each thread loads
@@ -346,6 +347,24 @@ pub(crate) const UNROLL: usize = 4;
 /// are in flight (`bodies[k]` is the body for the `k`-th, whose tensor inputs' values are
 /// `v{k}_{i}`; pointers `p{i}` are set for each).
 pub(crate) fn flat_kernel(slots: &[Slot], wide: bool, prefix: &str, bodies: &[String]) -> String {
+    unrolled_kernel(slots, wide, prefix, bodies, false)
+}
+
+/// As [`flat_kernel`], over rows: the last dim (`a.size[a.nd - 1]`) is walked by
+/// `threadIdx.x`/`blockIdx.x` with each operand's stride along it, the others (the
+/// rows) by `threadIdx.y`/`blockIdx.y`, so a row's offsets are computed once per row,
+/// not per element (a flip, a stepped view, a broadcast row or column).
+pub(crate) fn rows_kernel(slots: &[Slot], wide: bool, prefix: &str, bodies: &[String]) -> String {
+    unrolled_kernel(slots, wide, prefix, bodies, true)
+}
+
+fn unrolled_kernel(
+    slots: &[Slot],
+    wide: bool,
+    prefix: &str,
+    bodies: &[String],
+    rows: bool,
+) -> String {
     let mut s = args_struct();
     let ix = if wide { "long long" } else { "int" };
     let _ = writeln!(s, "extern \"C\" __global__ void k(const A a) {{");
@@ -361,38 +380,72 @@ pub(crate) fn flat_kernel(slots: &[Slot], wide: bool, prefix: &str, bodies: &[St
             }
         }
     }
+    let tensors: Vec<(usize, DType)> = slots
+        .iter()
+        .enumerate()
+        .filter_map(|(i, slot)| match slot {
+            Slot::Tensor(dt) => Some((i, *dt)),
+            Slot::Scalar(_) => None,
+        })
+        .collect();
+    if rows {
+        s.push_str("  const int D = (int)a.nd - 1;\n  const I inner = (I)a.size[D];\n  const I rows = (I)(a.n / a.size[D]);\n");
+        for &(i, _) in &tensors {
+            let _ = writeln!(s, "  const I is{i} = (I)a.stride[{i}][D];");
+        }
+        s.push_str("  for (I row = (I)blockIdx.y * (I)blockDim.y + (I)threadIdx.y; row < rows; row += (I)gridDim.y * (I)blockDim.y) {\n    I r = row;\n");
+        for &(i, _) in &tensors {
+            let _ = writeln!(s, "    I o{i} = 0;");
+        }
+        s.push_str("    for (int d = D - 1; d >= 0; --d) { const I c = r % (I)a.size[d]; r /= (I)a.size[d];\n");
+        for &(i, _) in &tensors {
+            let _ = writeln!(s, "      o{i} += c * (I)a.stride[{i}][d];");
+        }
+        s.push_str("    }\n");
+        for &(i, dt) in &tensors {
+            let _ = writeln!(s, "    {c}* const r{i} = b{i} + o{i};", c = ctype(dt));
+        }
+    } else {
+        s.push_str("  const I inner = (I)a.n;\n");
+        for &(i, dt) in &tensors {
+            let _ = writeln!(s, "  {c}* const r{i} = b{i};", c = ctype(dt));
+        }
+    }
+    let at = |i: usize, k: usize| {
+        if rows {
+            format!("r{i} + x{k} * is{i}")
+        } else {
+            format!("r{i} + x{k}")
+        }
+    };
     s.push_str("  const I step = (I)gridDim.x * (I)blockDim.x;\n");
     let _ = writeln!(
         s,
-        "  for (I base = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; base < (I)a.n; base += {UNROLL} * step) {{"
+        "  for (I base = (I)blockIdx.x * (I)blockDim.x + (I)threadIdx.x; base < inner; base += {UNROLL} * step) {{"
     );
     let _ = writeln!(s, "  {prefix}");
     for k in 0..bodies.len() {
         let _ = writeln!(
             s,
-            "    const I i{k} = base + {k} * step; const bool ok{k} = i{k} < (I)a.n;"
+            "    const I x{k} = base + {k} * step; const bool ok{k} = x{k} < inner;"
         );
-        for (i, slot) in slots.iter().enumerate().skip(1) {
-            if let Slot::Tensor(dt) = slot {
-                let _ = writeln!(
-                    s,
-                    "    const {vt} v{k}_{i} = ok{k} ? {} : ({vt})0;",
-                    load(*dt, &format!("b{i} + i{k}")),
-                    vt = vtype(*dt)
-                );
-            }
+        for &(i, dt) in tensors.iter().filter(|&&(i, _)| i > 0) {
+            let _ = writeln!(
+                s,
+                "    const {vt} v{k}_{i} = ok{k} ? {} : ({vt})0;",
+                load(dt, &at(i, k)),
+                vt = vtype(dt)
+            );
         }
     }
     for (k, body) in bodies.iter().enumerate() {
         let _ = writeln!(s, "    if (ok{k}) {{");
-        for (i, slot) in slots.iter().enumerate() {
-            if let Slot::Tensor(dt) = slot {
-                let _ = writeln!(s, "      {c}* const p{i} = b{i} + i{k};", c = ctype(*dt));
-            }
+        for &(i, dt) in &tensors {
+            let _ = writeln!(s, "      {c}* const p{i} = {};", at(i, k), c = ctype(dt));
         }
         let _ = writeln!(s, "      {body}\n    }}");
     }
-    s.push_str("  }\n}\n");
+    s.push_str(if rows { "  }\n  }\n}\n" } else { "  }\n}\n" });
     s
 }
 
@@ -407,20 +460,28 @@ fn args_struct() -> String {
 /// the other dims a batch (`blockIdx.z`): operands flagged in `tiled` (unit stride along
 /// `J`) are first read into 32×33 shared tiles by threads walking `J`, then every element
 /// is computed by threads walking `L`, so reads and writes are both coalesced (a
-/// transposing copy, `a + b.T`). `body` as in [`loop_kernel`]; the tiled operands' values
-/// are `t{i}[tx][q]`.
-pub(crate) fn tiled_kernel(slots: &[Slot], tiled: &[bool], body: &str) -> String {
+/// transposing copy, `a + b.T`). Blocks are 32×8 threads, 4 elements each per phase;
+/// strides are read once into registers. `wide` selects 64-bit index arithmetic. `body`
+/// as in [`loop_kernel`]; the tiled operands' values are `t{i}[tx][q]`.
+pub(crate) fn tiled_kernel(slots: &[Slot], tiled: &[bool], wide: bool, body: &str) -> String {
     let mut s = args_struct();
+    let ix = if wide { "long long" } else { "int" };
     let _ = writeln!(s, "extern \"C\" __global__ void k(const A a) {{");
-    s.push_str("  typedef long long I;\n  const int tx = threadIdx.x, ty = threadIdx.y;\n");
+    let _ = writeln!(s, "  typedef {ix} I;");
+    s.push_str("  const int tx = threadIdx.x, ty = threadIdx.y;\n");
     s.push_str(
-        "  const int J = (int)a.tj, L = (int)a.tl;\n  const I nJ = a.size[J], nL = a.size[L];\n",
+        "  const int J = (int)a.tj, L = (int)a.tl;\n  const I nJ = (I)a.size[J], nL = (I)a.size[L];\n",
     );
     s.push_str("  const I l0 = (I)blockIdx.x * 32, j0 = (I)blockIdx.y * 32;\n");
+    s.push_str("  const bool full = j0 + 32 <= nJ && l0 + 32 <= nL;\n");
     for (i, slot) in slots.iter().enumerate() {
         match slot {
             Slot::Tensor(dt) => {
                 let _ = writeln!(s, "  {c}* const b{i} = ({c}*)a.ptr[{i}];", c = ctype(*dt));
+                let _ = writeln!(
+                    s,
+                    "  const I sj{i} = (I)a.stride[{i}][J], sl{i} = (I)a.stride[{i}][L];"
+                );
                 if tiled[i] {
                     let _ = writeln!(s, "  __shared__ {} t{i}[32][33];", vtype(*dt));
                 }
@@ -431,35 +492,35 @@ pub(crate) fn tiled_kernel(slots: &[Slot], tiled: &[bool], body: &str) -> String
             }
         }
     }
-    s.push_str("  for (I bt = blockIdx.z; bt < a.nb; bt += gridDim.z) {\n    I r = bt;\n");
+    s.push_str("  for (I bt = blockIdx.z; bt < (I)a.nb; bt += gridDim.z) {\n    I r = bt;\n");
     for (i, slot) in slots.iter().enumerate() {
         if matches!(slot, Slot::Tensor(_)) {
             let _ = writeln!(s, "    I o{i} = 0;");
         }
     }
-    s.push_str("    for (int d = (int)a.nd - 1; d >= 0; --d) { if (d == J || d == L) continue; const I c = r % a.size[d]; r /= a.size[d];\n");
+    s.push_str("    for (int d = (int)a.nd - 1; d >= 0; --d) { if (d == J || d == L) continue; const I c = r % (I)a.size[d]; r /= (I)a.size[d];\n");
     for (i, slot) in slots.iter().enumerate() {
         if matches!(slot, Slot::Tensor(_)) {
-            let _ = writeln!(s, "      o{i} += c * a.stride[{i}][d];");
+            let _ = writeln!(s, "      o{i} += c * (I)a.stride[{i}][d];");
         }
     }
     s.push_str("    }\n");
     // Phase 1: the tiled operands, threads along J.
-    s.push_str("    for (int q = ty; q < 32; q += 8) { const I j = j0 + tx, l = l0 + q; if (j < nJ && l < nL) {\n");
+    s.push_str("    #pragma unroll\n    for (int u = 0; u < 4; ++u) { const int q = ty + 8 * u; const I j = j0 + tx, l = l0 + q; if (full || (j < nJ && l < nL)) {\n");
     for (i, slot) in slots.iter().enumerate() {
         if let (Slot::Tensor(dt), true) = (slot, tiled[i]) {
-            let p = format!("b{i} + o{i} + j * a.stride[{i}][J] + l * a.stride[{i}][L]");
+            let p = format!("b{i} + o{i} + j * sj{i} + l * sl{i}");
             let _ = writeln!(s, "      t{i}[q][tx] = {};", load(*dt, &p));
         }
     }
     s.push_str("    } }\n    __syncthreads();\n");
     // Phase 2: every element, threads along L.
-    s.push_str("    for (int q = ty; q < 32; q += 8) { const I j = j0 + q, l = l0 + tx; if (j < nJ && l < nL) {\n");
+    s.push_str("    #pragma unroll\n    for (int u = 0; u < 4; ++u) { const int q = ty + 8 * u; const I j = j0 + q, l = l0 + tx; if (full || (j < nJ && l < nL)) {\n");
     for (i, slot) in slots.iter().enumerate() {
         if let (Slot::Tensor(dt), false) = (slot, tiled[i]) {
             let _ = writeln!(
                 s,
-                "      {c}* const p{i} = b{i} + o{i} + j * a.stride[{i}][J] + l * a.stride[{i}][L];",
+                "      {c}* const p{i} = b{i} + o{i} + j * sj{i} + l * sl{i};",
                 c = ctype(*dt)
             );
         }
