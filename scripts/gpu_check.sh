@@ -45,14 +45,14 @@ SHARDS=${PYTEST_SHARDS:-6}
 pids=()
 for ((i = 0; i < SHARDS; i++)); do
     STRATA_GPU_SHARD="$i/$SHARDS" timeout -s INT -k 15 "${PYTEST_TIMEOUT:-300}" \
-        $PY -m pytest -q -p no:cacheprovider --maxfail=100 -o addopts="" \
+        $PY -m pytest -q -rs -p no:cacheprovider --maxfail=100 -o addopts="" \
         "$HERE/tests/gpu" > "$LOG/pytest_$i.txt" 2>&1 &
     pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p" || status=1; done
 cat "$LOG"/pytest_*.txt > "$LOG/pytest.txt"
 grep -hE "^[0-9]+ (passed|failed)|passed|failed" "$LOG"/pytest_*.txt | grep -E " in [0-9.]+s" | tail -"$SHARDS"
-grep -hE "^(FAILED|ERROR)" "$LOG"/pytest_*.txt | head -80
+grep -hE "^(FAILED|ERROR|SKIPPED)" "$LOG"/pytest_*.txt | head -80
 echo "(pytest: $((SECONDS - start)) s)"
 echo "== Rust GPU tests"
 # After the Python tests: most kernels are then in the disk cache (STRATA_KERNEL_CACHE).
