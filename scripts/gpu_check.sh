@@ -45,7 +45,7 @@ SHARDS=${PYTEST_SHARDS:-6}
 pids=()
 for ((i = 0; i < SHARDS; i++)); do
     STRATA_GPU_SHARD="$i/$SHARDS" timeout -s INT -k 15 "${PYTEST_TIMEOUT:-300}" \
-        $PY -m pytest -q -rs -p no:cacheprovider --maxfail=100 -o addopts="" \
+        $PY -m pytest -q -rfEs -p no:cacheprovider --maxfail=100 -o addopts="" \
         "$HERE/tests/gpu" > "$LOG/pytest_$i.txt" 2>&1 &
     pids+=($!)
 done

@@ -236,9 +236,6 @@ impl CudaBackend {
         serial: bool,
     ) -> Result<()> {
         let g = self.gpu(op)?;
-        // A read-only or self-overlapping destination (an expanded view) is refused, as
-        // the CPU engine's write access refuses it.
-        out.check_write(op)?;
         let Some(lay) = layout_loop(op, out, args, !serial)? else {
             // Nothing to run, but an op with no kernel for these dtypes still says so.
             return code().map(|_| ());
@@ -717,6 +714,10 @@ impl Backend for CudaBackend {
     }
 
     fn unary(&self, op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
+        // A read-only or self-overlapping destination (an expanded view) is refused, as
+        // the CPU engine's write access refuses it. (Internal loops such as the serial
+        // scatter write through aliasing views on purpose, so the check is here.)
+        out.check_write(op.name())?;
         let (adt, odt) = (a.dtype(), out.dtype());
         let arg = self.arg(op.name(), a)?;
         let key = OpKey::Unary(op, adt, odt);
@@ -730,6 +731,7 @@ impl Backend for CudaBackend {
     }
 
     fn binary(&self, op: Binary, out: &Tensor, a: &Tensor, b: &Tensor) -> Result<()> {
+        out.check_write(op.name())?;
         let (adt, odt) = (a.dtype(), out.dtype());
         let name = op.name();
         let (aa, bb) = (self.arg(name, a)?, self.arg(name, b)?);
@@ -746,6 +748,7 @@ impl Backend for CudaBackend {
 
     fn ternary(&self, op: Ternary, out: &Tensor, a: &Tensor, b: &Tensor, c: &Tensor) -> Result<()> {
         let name = op.name();
+        out.check_write(name)?;
         let (adt, bdt, odt) = (a.dtype(), b.dtype(), out.dtype());
         let args = [self.arg(name, a)?, self.arg(name, b)?, self.arg(name, c)?];
         let key = OpKey::Ternary(op, adt, bdt, odt);
