@@ -365,10 +365,20 @@ fn rejections_error_and_delete_once() {
     };
     let cases: Vec<(&str, Made, Spec, ErrorKind)> = vec![
         (
+            // Without a usable GPU (CI): the device error, naming why.
             "cuda",
             made(),
             Spec {
                 device: 2,
+                ..Default::default()
+            },
+            ErrorKind::Device,
+        ),
+        (
+            "an unknown device type",
+            made(),
+            Spec {
+                device: 4,
                 ..Default::default()
             },
             ErrorKind::Value,
@@ -479,6 +489,9 @@ fn rejections_error_and_delete_once() {
         ),
     ];
     for (what, made, spec, kind) in cases {
+        if what == "cuda" && strata::cuda::is_available() {
+            continue;
+        }
         let (m, id) = make(made, spec);
         // SAFETY: a managed tensor whose metadata may be bad but whose pointers are valid.
         let e = unsafe { from_dlpack_versioned(m) }.unwrap_err();
