@@ -1014,15 +1014,19 @@ impl PyTensor {
         self.inner.to_dtype(DType::Bool).py().map(PyTensor::wrap)
     }
 
-    /// A host copy of a CUDA tensor; a host tensor itself.
-    fn cpu(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        if self.inner.device().is_cpu() {
-            return Ok(PyTensor::wrap(self.inner.clone()));
+    /// A host copy of a CUDA tensor; a host tensor itself (the same object, as
+    /// PyTorch's `cpu()`).
+    fn cpu(slf: PyRef<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        if slf.inner.device().is_cpu() {
+            return Ok(slf.into_pyobject(py)?.into_any().unbind());
         }
-        let t = self.inner.clone();
-        py.detach(|| t.to_device(strata::Device::Cpu))
+        let t = slf.inner.clone();
+        let host = py
+            .detach(|| t.to_device(strata::Device::Cpu))
             .py()
-            .map(PyTensor::wrap)
+            .map(PyTensor::wrap)?;
+        Ok(host.into_pyobject(py)?.into_any().unbind())
     }
 
     fn index_select(&self, dim: i64, index: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
