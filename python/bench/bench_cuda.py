@@ -29,37 +29,32 @@ def emit(line: str = "") -> None:
     LINES.append(line)
 
 
-def t_strata(fn, reps=20, warmup=3) -> float:
-    """Median milliseconds of ``fn`` on strata's current stream (CUDA events)."""
+def _timed(event, sync, fn, reps, warmup) -> float:
+    """Median milliseconds of ``fn`` between two timing events of ``event``'s class
+    (recorded on that library's current stream), after ``warmup`` calls."""
     for _ in range(warmup):
         fn()
-    st.cuda.synchronize()
+    sync()
     times = []
     for _ in range(reps):
-        a, b = st.cuda.Event(enable_timing=True), st.cuda.Event(enable_timing=True)
+        a, b = event(enable_timing=True), event(enable_timing=True)
         a.record()
         fn()
         b.record()
         b.synchronize()
         times.append(a.elapsed_time(b))
-    st.cuda.synchronize()
+    sync()
     return statistics.median(times)
+
+
+def t_strata(fn, reps=20, warmup=3) -> float:
+    """Median milliseconds of ``fn`` on strata's current stream (CUDA events)."""
+    return _timed(st.cuda.Event, st.cuda.synchronize, fn, reps, warmup)
 
 
 def t_torch(torch, fn, reps=20, warmup=3) -> float:
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    torch.cuda.synchronize()
-    return statistics.median(times)
+    """The same for PyTorch, on its current stream."""
+    return _timed(torch.cuda.Event, torch.cuda.synchronize, fn, reps, warmup)
 
 
 def gbs(nbytes: float, ms: float) -> float:

@@ -182,34 +182,22 @@ impl CudaBackend {
         prefix: &str,
         body: impl Fn(&[String]) -> String,
     ) -> Result<()> {
-        self.run_loop(
-            op,
-            out,
-            args,
-            None,
-            || Ok((prefix.to_string(), Box::new(body))),
-            false,
-        )
+        self.map_in(op, out, args, prefix, body, false)
     }
 
-    /// As [`map`](Self::map), in element order on one GPU thread (for scatters with
-    /// repeated positions, where the order decides the result).
-    pub(crate) fn map_serial(
+    /// As [`map`](Self::map); with `serial`, in element order on one GPU thread (for
+    /// scatters with repeated positions, where the order decides the result).
+    pub(crate) fn map_in(
         &self,
         op: &'static str,
         out: &Tensor,
         args: &[Arg<'_>],
         prefix: &str,
         body: impl Fn(&[String]) -> String,
+        serial: bool,
     ) -> Result<()> {
-        self.run_loop(
-            op,
-            out,
-            args,
-            None,
-            || Ok((prefix.to_string(), Box::new(body))),
-            true,
-        )
+        let code = || Ok((prefix.to_string(), Box::new(body) as BodyFn<'_>));
+        self.run_loop(op, out, args, None, code, serial)
     }
 
     /// As [`map`](Self::map) for an op whose code `key` decides: `code` (the prefix and

@@ -256,6 +256,30 @@ impl CudaBackend {
     }
 }
 
+/// The two operands a gather or scatter walks over `shape` (index dims first, `nb` of
+/// them, then the rest): `base`'s storage from its offset, stride 0 along the index dims
+/// and `rest_strides` along the others, and the device view of the index offsets `offs`
+/// (added to the first per element).
+fn indexed(
+    be: &CudaBackend,
+    op: &'static str,
+    base: &Tensor,
+    shape: &[usize],
+    nb: usize,
+    rest_strides: &[isize],
+    offs: &[isize],
+) -> Result<(Tensor, Tensor)> {
+    let mut strides = vec![0isize; shape.len()];
+    strides[nb..].copy_from_slice(rest_strides);
+    let view = Tensor::from_parts(
+        base.storage().clone(),
+        Layout::new(shape, &strides, base.offset())?,
+        base.dtype(),
+    )?;
+    let ix = be.offsets_view(op, offs, &shape[..nb], shape)?;
+    Ok((view, ix))
+}
+
 /// `out[j, r] = src[src.offset + offs[j] + r·rest_strides]` on the device.
 pub(crate) fn gather(
     be: &CudaBackend,
@@ -269,15 +293,7 @@ pub(crate) fn gather(
     if out.numel() == 0 {
         return Ok(());
     }
-    let shape = out.shape();
-    let mut strides = vec![0isize; shape.len()];
-    strides[nb..].copy_from_slice(rest_strides);
-    let view = Tensor::from_parts(
-        src.storage().clone(),
-        Layout::new(shape, &strides, src.offset())?,
-        src.dtype(),
-    )?;
-    let ix = be.offsets_view(op, offs, &shape[..nb], shape)?;
+    let (view, ix) = indexed(be, op, src, out.shape(), nb, rest_strides, offs)?;
     let dt = out.dtype();
     be.map(op, out, &[Arg::T(&view), Arg::T(&ix)], "", |_| {
         super::source::store(dt, "p0", &super::source::load(dt, "p1 + *p2"))
@@ -299,15 +315,7 @@ pub(crate) fn scatter(
     if src.numel() == 0 {
         return Ok(());
     }
-    let shape = src.shape();
-    let mut strides = vec![0isize; shape.len()];
-    strides[nb..].copy_from_slice(rest_strides);
-    let view = Tensor::from_parts(
-        dst.storage().clone(),
-        Layout::new(shape, &strides, dst.offset())?,
-        dst.dtype(),
-    )?;
-    let ix = be.offsets_view(op, offs, &shape[..nb], shape)?;
+    let (view, ix) = indexed(be, op, dst, src.shape(), nb, rest_strides, offs)?;
     let dt = dst.dtype();
     let atomic = has_atomic_add(dt);
     // Repeated positions: with `accumulate` and no atomic add for the dtype, or without
@@ -321,11 +329,7 @@ pub(crate) fn scatter(
     let serial = repeated && !(accumulate && atomic);
     let code = scatter_code(dt, accumulate);
     let body = |v: &[String]| code.replace("{A}", &v[0]);
-    if serial {
-        be.map_serial(op, &view, &[Arg::T(src), Arg::T(&ix)], "", body)
-    } else {
-        be.map(op, &view, &[Arg::T(src), Arg::T(&ix)], "", body)
-    }
+    be.map_in(op, &view, &[Arg::T(src), Arg::T(&ix)], "", body, serial)
 }
 
 /// A host copy of a whole device storage (for `explain`).
