@@ -17,11 +17,13 @@ import pytest
 import strata as st
 from _isolated import assert_clean, run_isolated
 
-# (strata name, float64 reference on float64 arrays, ulp bound for float32 results)
+# (strata name, float64 reference on float64 arrays, ulp bound for float32 results: the
+# functions computed in float32 arithmetic are within their measured worst case, see
+# crates/strata/src/kernel/vector_math/mod.rs; those computed in float64 within 1)
 F32_CASES = [
     ("exp", np.exp, 1.0),
-    ("exp2", np.exp2, 1.0),
-    ("expm1", np.expm1, 1.0),
+    ("exp2", np.exp2, 1.25),
+    ("expm1", np.expm1, 1.6),
     ("log", np.log, 1.0),
     ("log2", np.log2, 1.0),
     ("log10", np.log10, 1.0),
@@ -30,16 +32,16 @@ F32_CASES = [
     ("cos", np.cos, 1.0),
     ("tan", np.tan, 1.0),
     ("tanh", np.tanh, 1.0),
-    ("sinh", np.sinh, 1.0),
-    ("cosh", np.cosh, 1.0),
+    ("sinh", np.sinh, 1.65),
+    ("cosh", np.cosh, 1.45),
     ("asin", np.arcsin, 1.0),
     ("acos", np.arccos, 1.0),
     ("atan", np.arctan, 1.0),
     ("asinh", np.arcsinh, 1.0),
     ("acosh", np.arccosh, 1.0),
-    ("atanh", np.arctanh, 1.0),
+    ("atanh", np.arctanh, 1.35),
     ("erf", np.vectorize(math.erf, otypes=[np.float64]), 1.0),
-    ("sigmoid", lambda x: 1.0 / (1.0 + np.exp(-x)), 1.0),
+    ("sigmoid", lambda x: 1.0 / (1.0 + np.exp(-x)), 2.35),
 ]
 
 

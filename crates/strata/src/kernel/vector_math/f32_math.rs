@@ -1,61 +1,376 @@
-//! float32 transcendental functions, computed in float64 and rounded once (see `mod.rs`).
+//! float32 transcendental functions (see `mod.rs`).
 //!
-//! The `*_f64g` cores take and return float64 with about 40 correct bits ("float32
-//! grade"): enough that the final rounding to float32 is the only visible one.
+//! The exponentials, logarithms, `sigmoid`, `sinh`, `cosh` and `atanh` compute in
+//! float32 itself, sixteen lanes to an AVX-512 register: Cody–Waite reductions with
+//! split constants (exact products without a fused multiply-add) and the polynomials of
+//! Cephes (`expf`, `exp2f`, `sinhf`) and FreeBSD's `k_logf.h`. The others compute in
+//! float64 and round once: the `*_f64g` cores take and return float64 with about 40
+//! correct bits ("float32 grade"), enough that the final rounding to float32 is the only
+//! visible one.
 
-use super::{horner, pow2, round_int};
+use super::{horner, round_int};
 use crate::kernel::elementwise_loops::{Fixup, Map1, VectorFn};
-use std::f64::consts::{FRAC_1_PI, FRAC_PI_2, FRAC_PI_4, LN_2, LOG10_2, LOG10_E, LOG2_E, SQRT_2};
+use std::f64::consts::{FRAC_1_PI, FRAC_PI_2, FRAC_PI_4, LN_2, SQRT_2};
 
-/// `eʳ` for `|r| ≤ ln2/2`: a degree-7 polynomial fitted to the relative error (near
-/// minimax, Lawson-weighted least squares), within 2⁻³⁴·⁵ (the Taylor polynomial of the
-/// same degree gives 2⁻²⁷).
-const EXP_POLY: [f64; 8] = [
-    0.999_999_999_961_594_7,
-    1.000_000_000_243_688_6,
-    0.500_000_010_471_478_1,
-    0.166_666_651_232_499_4,
-    0.041_666_224_921_414_26,
-    0.008_333_561_390_729_926,
-    0.001_394_821_727_768_207_8,
-    0.000_197_751_152_360_364_15,
-];
+/// `1.5·2²³`: adding it rounds a float32 of magnitude below 2²² to an integer (ties to
+/// even), which its low bits then hold.
+const ROUND_MAGIC_F32: f32 = 12_582_912.0;
 
-/// `eˣ` for `-700 ≤ x ≤ 700` (float32 grade).
+/// `x` rounded to the nearest integer, as a float and as an integer, for `|x| < 2²²`
+/// (other values give garbage that callers select away).
 #[inline(always)]
-pub(crate) fn exp_f64g(x: f64) -> f64 {
-    let (kf, k) = round_int(x * LOG2_E);
-    // |kf·ln2| ≤ 700: the product's rounding error is below 2⁻⁴⁴.
-    let r = x - kf * LN_2;
-    horner(r, EXP_POLY) * pow2(k)
+fn round_int_f32(x: f32) -> (f32, i32) {
+    let t = x + ROUND_MAGIC_F32;
+    let k = (t.to_bits() as i32).wrapping_sub(ROUND_MAGIC_F32.to_bits() as i32);
+    (t - ROUND_MAGIC_F32, k)
 }
 
-/// `eˣ − 1` for `-700 ≤ x ≤ 700` (float32 grade, relative, also near 0).
+/// `2ᵏ` as a float32 for `-126 ≤ k ≤ 127` (other values give garbage).
 #[inline(always)]
-pub(crate) fn expm1_f64g(x: f64) -> f64 {
-    // Near 0 the series itself: x·(1 + x/2 + x²/6 + …), to 2⁻⁴² for |x| < 0.35.
-    let series = x * horner(
-        x,
-        [
-            1.0,
-            1.0 / 2.0,
-            1.0 / 6.0,
-            1.0 / 24.0,
-            1.0 / 120.0,
-            1.0 / 720.0,
-            1.0 / 5040.0,
-            1.0 / 40320.0,
-            1.0 / 362_880.0,
-            1.0 / 3_628_800.0,
-            1.0 / 39_916_800.0,
-        ],
-    );
-    // Further out eˣ − 1 loses at most 2 bits to cancellation (|eˣ − 1| ≥ 0.29).
-    let far = exp_f64g(x) - 1.0;
-    if x.abs() < 0.35 {
-        series
+fn pow2_f32(k: i32) -> f32 {
+    f32::from_bits((k.wrapping_add(127) as u32) << 23)
+}
+
+/// `p·2ᵏ` for a `p` near 1 and `-152 ≤ k ≤ 130`, rounded once: the first product is exact
+/// (it stays normal), the second rounds to a subnormal, a normal or infinity.
+#[inline(always)]
+fn scale_f32(p: f32, k: i32) -> f32 {
+    let k1 = k >> 1;
+    p * pow2_f32(k1) * pow2_f32(k.wrapping_sub(k1))
+}
+
+/// `Horner` in float32.
+#[inline(always)]
+fn horner_f32<const N: usize>(x: f32, c: [f32; N]) -> f32 {
+    let mut acc = c[N - 1];
+    for k in (0..N - 1).rev() {
+        acc = acc * x + c[k];
+    }
+    acc
+}
+
+/// ln 2 in two parts (Cephes): `k·LN2_HI_C` is exact for `|k| < 2¹⁵`.
+const LN2_HI_C: f32 = 0.693_359_4;
+const LN2_LO_C: f32 = -2.121_944_4e-4;
+
+/// `(eʳ − 1 − r)/r²` for `|r| ≤ ln2/2` (Cephes `expf`).
+const EXP_P: [f32; 6] = [
+    0.5,
+    0.166_666_66,
+    0.041_665_796,
+    0.008_333_452,
+    0.001_398_199_9,
+    1.987_569_1e-4,
+];
+
+/// `(k, r, eʳ − 1)` with `x = k·ln2 + r`, `|r| ≤ ln2/2`, for `x` clamped to `[-104, 90]`
+/// (beyond, e^x is 0 or +inf in float32 already; NaN passes the clamps).
+#[inline(always)]
+fn exp_reduce(x: f32, lo: f32) -> (i32, f32) {
+    let x = if x < lo { lo } else { x };
+    let x = if x > 90.0 { 90.0 } else { x };
+    let (kf, k) = round_int_f32(x * std::f32::consts::LOG2_E);
+    // |k| ≤ 150: k·LN2_HI_C is exact and so is the subtraction (Sterbenz).
+    let r = (x - kf * LN2_HI_C) - kf * LN2_LO_C;
+    (k, horner_f32(r, EXP_P) * (r * r) + r)
+}
+
+/// `eˣ` (within 0.97 ulp).
+#[inline(always)]
+pub(crate) fn exp(x: f32) -> f32 {
+    let (k, em1) = exp_reduce(x, -104.0);
+    scale_f32(em1 + 1.0, k)
+}
+
+/// `(2ʳ − 1)/r` for `|r| ≤ ½` (Cephes `exp2f`).
+const EXP2_P: [f32; 6] = [
+    std::f32::consts::LN_2,
+    0.240_226_48,
+    0.055_503_324,
+    0.009_618_437,
+    0.001_339_887_4,
+    1.535_336_2e-4,
+];
+
+/// `2ˣ` (exact at integers; within 1.21 ulp).
+#[inline(always)]
+pub(crate) fn exp2(x: f32) -> f32 {
+    let x = if x < -152.0 { -152.0 } else { x };
+    let x = if x > 130.0 { 130.0 } else { x };
+    let (kf, k) = round_int_f32(x);
+    let r = x - kf;
+    scale_f32(r * horner_f32(r, EXP2_P) + 1.0, k)
+}
+
+/// `eˣ − 1` (within 1.55 ulp): `2ᵏ·((eʳ − 1) + (1 − 2⁻ᵏ))`, which is `eʳ − 1` itself for
+/// `k = 0` (so tiny `x` and ±0 come out as `x`).
+#[inline(always)]
+pub(crate) fn expm1(x: f32) -> f32 {
+    let (k, em1) = exp_reduce(x, -40.0);
+    let nk = k.wrapping_neg();
+    let one_less = 1.0 - pow2_f32(if nk < -126 { -126 } else { nk });
+    let v = scale_f32(em1 + one_less, k);
+    if x == 0.0 {
+        x // ±0 keeps its sign
+    } else if k == 0 {
+        em1
     } else {
-        far
+        v
+    }
+}
+
+/// The logistic function `1/(1 + e⁻ˣ)`, as `eˣ/(1 + eˣ)` for `x < 0` (so results that
+/// are subnormals still come out; within 2.32 ulp).
+#[inline(always)]
+pub(crate) fn sigmoid(x: f32) -> f32 {
+    let e = exp(-x.abs());
+    let num = if x < 0.0 { e } else { 1.0 };
+    num / (1.0 + e)
+}
+
+/// `(sinh x − x)/x³` as a polynomial in `x²` for `|x| ≤ 1` (Cephes `sinhf`).
+const SINH_P: [f32; 3] = [0.166_667_16, 0.008_330_284, 2.037_219_1e-4];
+
+/// `eᵃ/2` for `a ≥ 0`, overflowing only where `eᵃ/2` does.
+#[inline(always)]
+fn exp_half(a: f32) -> f32 {
+    let (k, em1) = exp_reduce(a, -104.0);
+    scale_f32(em1 + 1.0, k.wrapping_sub(1))
+}
+
+/// Hyperbolic sine (within 1.6 ulp): the odd polynomial for `|x| ≤ 1`, `h − 1/(4h)` with
+/// `h = e^|x|/2` beyond.
+#[inline(always)]
+pub(crate) fn sinh(x: f32) -> f32 {
+    let a = x.abs();
+    let z = x * x;
+    let small = horner_f32(z, SINH_P) * z * x + x;
+    let h = exp_half(a);
+    let big = h - 0.25 / h;
+    let big = f32::from_bits(big.to_bits() | (x.to_bits() & 0x8000_0000));
+    if a <= 1.0 {
+        small
+    } else if x.is_nan() {
+        x
+    } else {
+        big
+    }
+}
+
+/// Hyperbolic cosine: `h + 1/(4h)` with `h = e^|x|/2` (within 1.42 ulp).
+#[inline(always)]
+pub(crate) fn cosh(x: f32) -> f32 {
+    let h = exp_half(x.abs());
+    h + 0.25 / h
+}
+
+/// FreeBSD `k_logf.h`: `(ln(1 + f) − f + f²/2 − s·f²/2)/s` as an even polynomial in `s`,
+/// `s = f/(2 + f)`.
+const LG: [f32; 4] = [0.666_666_6, 0.400_009_72, 0.284_987_87, 0.242_790_79];
+/// ln 2 in two parts (FreeBSD): `e·LN2_HI_B` is exact for every float32 exponent.
+const LN2_HI_B: f32 = f32::from_bits(0x3f31_7180);
+const LN2_LO_B: f32 = f32::from_bits(0x3717_f7d1);
+
+/// `(f²/2, s·(f²/2 + R))` with `ln(1 + f) = f − f²/2 + s·(f²/2 + R)`, for `f` in about
+/// `[√½ − 1, √2 − 1]`.
+#[inline(always)]
+fn klog_f(f: f32) -> (f32, f32) {
+    let s = f / (2.0 + f);
+    let z = s * s;
+    let w = z * z;
+    let r = z * (LG[0] + w * LG[2]) + w * (LG[1] + w * LG[3]);
+    let hfsq = 0.5 * f * f;
+    (hfsq, s * (hfsq + r))
+}
+
+/// `(e, f)` with `x = 2ᵉ·(1 + f)`, `1 + f` in `[√½, √2)`, for a positive, normal, finite
+/// `x` (an integer subtraction moves the mantissa to that range).
+#[inline(always)]
+fn log_split_f32(x: f32) -> (i32, f32) {
+    let t = (x.to_bits() as i32).wrapping_sub(0x3f35_04f3);
+    let m = f32::from_bits((t & 0x007f_ffff).wrapping_add(0x3f35_04f3) as u32);
+    (t >> 23, m - 1.0)
+}
+
+/// Whether a logarithm's fast form does not hold at `x` (zero, subnormal, negative,
+/// infinite, NaN): one unsigned comparison.
+#[inline(always)]
+fn log_rare(x: f32) -> bool {
+    x.to_bits().wrapping_sub(0x0080_0000) >= 0x7f00_0000
+}
+
+/// A logarithm's full form: subnormals scaled by 2²⁴ (the exponent corrected), its
+/// special cases selected (`-inf` at ±0, NaN below 0 and for NaN, `+inf` at `+inf`).
+#[inline(always)]
+fn log_full(x: f32, fast: impl Fn(i32, f32) -> f32) -> f32 {
+    let sub = x < f32::MIN_POSITIVE;
+    let xa = if x > 0.0 && x < f32::INFINITY { x } else { 1.0 };
+    let xa = if sub && x > 0.0 {
+        xa * 16_777_216.0
+    } else {
+        xa
+    };
+    let (e, f) = log_split_f32(xa);
+    let v = fast(if sub { e - 24 } else { e }, f);
+    if x == 0.0 {
+        f32::NEG_INFINITY
+    } else if x < 0.0 || x.is_nan() {
+        f32::NAN
+    } else if x == f32::INFINITY {
+        x
+    } else {
+        v
+    }
+}
+
+/// `ln(2ᵉ·(1 + f))` (within 0.82 ulp).
+#[inline(always)]
+fn ln_parts(e: i32, f: f32) -> f32 {
+    let e = e as f32;
+    let (hfsq, sr) = klog_f(f);
+    e * LN2_HI_B + (f - (hfsq - (sr + e * LN2_LO_B)))
+}
+
+/// `(hi, lo)` with `ln(1 + f) = hi + lo` and `hi` of 12 significant bits, so that its
+/// products with the 12-bit heads of the constants below are exact (FreeBSD's
+/// `e_log2f.c`, `e_log10f.c`).
+#[inline(always)]
+fn ln_hi_lo(f: f32) -> (f32, f32) {
+    let (hfsq, sr) = klog_f(f);
+    let hi = f32::from_bits((f - hfsq).to_bits() & 0xffff_f000);
+    (hi, (f - hi) - hfsq + sr)
+}
+
+const IVLN2_HI: f32 = f32::from_bits(0x3fb8_b000);
+const IVLN2_LO: f32 = f32::from_bits(0xb938_9ad4);
+const IVLN10_HI: f32 = f32::from_bits(0x3ede_6000);
+const IVLN10_LO: f32 = f32::from_bits(0xb804_ead9);
+const LOG10_2_HI: f32 = f32::from_bits(0x3e9a_2080);
+const LOG10_2_LO: f32 = f32::from_bits(0x3554_27db);
+
+/// `log₂(2ᵉ·(1 + f))` (exact at powers of two; within 0.85 ulp).
+#[inline(always)]
+fn log2_parts(e: i32, f: f32) -> f32 {
+    let (hi, lo) = ln_hi_lo(f);
+    (lo + hi) * IVLN2_LO + lo * IVLN2_HI + hi * IVLN2_HI + e as f32
+}
+
+/// `log₁₀(2ᵉ·(1 + f))` (within 0.83 ulp).
+#[inline(always)]
+fn log10_parts(e: i32, f: f32) -> f32 {
+    let (hi, lo) = ln_hi_lo(f);
+    let e = e as f32;
+    e * LOG10_2_LO + (lo + hi) * IVLN10_LO + lo * IVLN10_HI + hi * IVLN10_HI + e * LOG10_2_HI
+}
+
+/// `ln x`.
+#[inline(always)]
+pub(crate) fn ln(x: f32) -> f32 {
+    log_full(x, ln_parts)
+}
+
+/// `log₂ x`.
+#[inline(always)]
+pub(crate) fn log2(x: f32) -> f32 {
+    log_full(x, log2_parts)
+}
+
+/// `log₁₀ x`.
+#[inline(always)]
+pub(crate) fn log10(x: f32) -> f32 {
+    log_full(x, log10_parts)
+}
+
+/// The logarithms as vector functions ([`VectorFn`]): the fast form holds for positive,
+/// normal, finite inputs; a block holding any other value recomputes those elements by
+/// the full form. (The full form's subnormal scaling and special-case selects cost about
+/// as much again as the logarithm itself.)
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Ln;
+/// See [`Ln`].
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Log2;
+/// See [`Ln`].
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Log10;
+
+macro_rules! log_vector_fn {
+    ($($t:ident: $parts:ident, $full:ident;)*) => {$(
+        impl VectorFn<f32> for $t {
+            #[inline(always)]
+            fn fast(x: f32) -> f32 {
+                let (e, f) = log_split_f32(x);
+                $parts(e, f)
+            }
+            #[inline(always)]
+            fn rare(x: f32) -> bool {
+                log_rare(x)
+            }
+            #[inline(always)]
+            fn exact(x: f32) -> f32 {
+                $full(x)
+            }
+        }
+    )*};
+}
+
+log_vector_fn! {
+    Ln: ln_parts, ln;
+    Log2: log2_parts, log2;
+    Log10: log10_parts, log10;
+}
+
+/// `ln(1 + x)`, accurate near 0 (within 0.82 ulp): `u = 1 + x` is split as for `ln`, and
+/// what its rounding lost, `c = x − (u − 1)` (exact), enters as `c/u`.
+#[inline(always)]
+pub(crate) fn ln_1p(x: f32) -> f32 {
+    let u = 1.0 + x;
+    let ok = u > 0.0 && u < f32::INFINITY;
+    let uu = if ok { u } else { 2.0 };
+    let (e, f) = log_split_f32(uu);
+    let c = if ok { x - (uu - 1.0) } else { 0.0 };
+    let e = e as f32;
+    let (hfsq, sr) = klog_f(f);
+    let v = e * LN2_HI_B + (f - (hfsq - (sr + (e * LN2_LO_B + c / uu))));
+    if x == -1.0 {
+        f32::NEG_INFINITY
+    } else if x < -1.0 || x.is_nan() {
+        f32::NAN
+    } else if x == f32::INFINITY || x == 0.0 {
+        x // ±0 keeps its sign
+    } else {
+        v
+    }
+}
+
+/// `(atanh x − x)/x³` as a polynomial in `x²` for `|x| < ½` (Cephes `atanhf`).
+const ATANH_P: [f32; 5] = [
+    0.333_337_3,
+    0.199_782_16,
+    0.146_691_43,
+    0.082_437_03,
+    0.181_740_08,
+];
+
+/// Inverse hyperbolic tangent (within 1.33 ulp): the odd polynomial below ½, `½·ln((1 +
+/// a)/(1 − a))` from ½ (where `1 − a` is exact), sign restored.
+#[inline(always)]
+pub(crate) fn atanh(x: f32) -> f32 {
+    let a = x.abs();
+    let z = x * x;
+    let small = horner_f32(z, ATANH_P) * z * x + x;
+    let ac = if (0.5..1.0).contains(&a) { a } else { 0.75 };
+    let (e, f) = log_split_f32((1.0 + ac) / (1.0 - ac));
+    let big = 0.5 * ln_parts(e, f);
+    let big = f32::from_bits(big.to_bits() | (x.to_bits() & 0x8000_0000));
+    if a == 1.0 {
+        f32::INFINITY.copysign(x)
+    } else if a > 1.0 || a.is_nan() {
+        f32::NAN
+    } else if a < 0.5 {
+        small
+    } else {
+        big
     }
 }
 
@@ -98,114 +413,6 @@ fn log_parts(x: f64) -> (f64, f64) {
     let f = m - 1.0;
     let s = f / (2.0 + f);
     (e as f64, 2.0 * s * horner(s * s, ATANH_POLY))
-}
-
-/// `ln(n/d)` for positive, finite, normal `n` and `d` as `(e, p)`, `ln(n/d) = e·ln2 + p`,
-/// with one division: `n = 2ᵃ·u`, `d = 2ᵇ·v` with `u`, `v` in `[1, 2)`, one of them
-/// doubled so that `u/v` lies in `[√½, √2)`; then `p = 2·atanh((u − v)/(u + v))`, where
-/// `u − v` is exact (the two are within a factor of two).
-#[inline(always)]
-fn log_ratio_parts(n: f64, d: f64) -> (f64, f64) {
-    let (en, u) = split(n);
-    let (ed, v) = split(d);
-    let up = u > v * SQRT_2;
-    let down = u * SQRT_2 < v;
-    let v = if up { v * 2.0 } else { v };
-    let u = if down { u * 2.0 } else { u };
-    let e = en - ed + i64::from(up) - i64::from(down);
-    let s = (u - v) / (u + v);
-    (e as f64, 2.0 * s * horner(s * s, ATANH_POLY))
-}
-
-/// The float32 special cases of a logarithm: `-inf` at ±0, NaN below 0 and for NaN,
-/// `+inf` at `+inf`; otherwise `v`.
-#[inline(always)]
-fn log_special(x: f32, v: f32) -> f32 {
-    if x == 0.0 {
-        f32::NEG_INFINITY
-    } else if x < 0.0 || x.is_nan() {
-        f32::NAN
-    } else if x == f32::INFINITY {
-        f32::INFINITY
-    } else {
-        v
-    }
-}
-
-/// A finite positive float64 standing in for `x` in a logarithm's arithmetic, so that
-/// its special cases (0, negative, infinite, NaN: handled by [`log_special`]) compute
-/// harmless values that are then replaced.
-#[inline(always)]
-fn log_arg(x: f32) -> f64 {
-    let xd = x as f64;
-    if xd > 0.0 && xd < f64::INFINITY {
-        xd
-    } else {
-        1.0
-    }
-}
-
-/// `eˣ`.
-#[inline(always)]
-pub(crate) fn exp(x: f32) -> f32 {
-    // Beyond ±160 the float32 result is 0 or +inf already; NaN passes `clamp`.
-    exp_f64g((x as f64).clamp(-160.0, 100.0)) as f32
-}
-
-/// `2ˣ` (exact at integers).
-#[inline(always)]
-pub(crate) fn exp2(x: f32) -> f32 {
-    let xd = (x as f64).clamp(-160.0, 140.0);
-    let (kf, k) = round_int(xd);
-    (horner((xd - kf) * LN_2, EXP_POLY) * pow2(k)) as f32
-}
-
-/// `eˣ − 1`.
-#[inline(always)]
-pub(crate) fn expm1(x: f32) -> f32 {
-    expm1_f64g((x as f64).clamp(-40.0, 100.0)) as f32
-}
-
-/// `ln x`.
-#[inline(always)]
-pub(crate) fn ln(x: f32) -> f32 {
-    log_special(x, log_f64g(log_arg(x)) as f32)
-}
-
-/// `log₂ x` (exact at powers of two).
-#[inline(always)]
-pub(crate) fn log2(x: f32) -> f32 {
-    let (e, p) = log_parts(log_arg(x));
-    log_special(x, (e + p * LOG2_E) as f32)
-}
-
-/// `log₁₀ x`.
-#[inline(always)]
-pub(crate) fn log10(x: f32) -> f32 {
-    let (e, p) = log_parts(log_arg(x));
-    log_special(x, (e * LOG10_2 + p * LOG10_E) as f32)
-}
-
-/// `ln(1 + x)`, accurate near 0.
-#[inline(always)]
-pub(crate) fn ln_1p(x: f32) -> f32 {
-    let xd = x as f64;
-    // 1 + x is exact in float64 for every float32 x ≥ 2⁻²⁹; below, the correction
-    // x/(u − 1) restores what rounding u lost, and u = 1 gives x itself.
-    let u = 1.0 + xd;
-    let ok = u > 0.0 && u < f64::INFINITY;
-    let uu = if ok { u } else { 2.0 };
-    let corrected = log_f64g(uu) * (xd / (uu - 1.0));
-    let v = if u == 1.0 { xd } else { corrected };
-    if x == -1.0 {
-        f32::NEG_INFINITY
-    } else if x < -1.0 || x.is_nan() {
-        f32::NAN
-    } else if x == f32::INFINITY {
-        f32::INFINITY
-    } else {
-        v as f32
-    }
 }
 
 /// π/2 in three parts: 24, 24 and 53 significant bits. For `k < 2²⁹` the products
@@ -432,47 +639,6 @@ pub(crate) fn tanh(x: f32) -> f32 {
     }
 }
 
-/// The logistic function `1/(1 + e⁻ˣ)`, in float64 (so results that are float32
-/// subnormals, below x ≈ −87, still come out, where float32 arithmetic would overflow
-/// e⁻ˣ and give 0).
-#[inline(always)]
-pub(crate) fn sigmoid(x: f32) -> f32 {
-    let v = (1.0 / (1.0 + exp_f64g((-(x as f64)).clamp(-700.0, 700.0)))) as f32;
-    if x.is_nan() {
-        x
-    } else {
-        v
-    }
-}
-
-/// Hyperbolic sine.
-#[inline(always)]
-pub(crate) fn sinh(x: f32) -> f32 {
-    // sinh|x| = (m + m/(m + 1))/2 with m = e^{|x|} − 1 (no cancellation near 0); beyond
-    // |x| = 100 it is +inf in float32.
-    let ax = (x.abs() as f64).min(100.0);
-    let m = expm1_f64g(ax);
-    let v = flip(0.5 * (m + m / (m + 1.0)), x.is_sign_negative()) as f32;
-    if x.is_nan() {
-        x
-    } else {
-        v
-    }
-}
-
-/// Hyperbolic cosine.
-#[inline(always)]
-pub(crate) fn cosh(x: f32) -> f32 {
-    let ax = (x.abs() as f64).min(100.0);
-    let e = exp_f64g(ax);
-    let v = (0.5 * (e + 1.0 / e)) as f32;
-    if x.is_nan() {
-        x
-    } else {
-        v
-    }
-}
-
 /// `atan a` for `a ≥ 0` (any magnitude, +inf included), float32 grade, with one
 /// division: `a` itself up to tan(π/8); `π/4 + atan((a − 1)/(a + 1))` up to tan(3π/8);
 /// `π/2 + atan(−1/a)` beyond; then the odd series to u²⁵ for `|u| ≤ tan(π/8)`. (Two
@@ -601,32 +767,6 @@ pub(crate) fn acosh(x: f32) -> f32 {
         f32::NAN
     } else if x == f32::INFINITY {
         x
-    } else {
-        v
-    }
-}
-
-/// Below this, `atanh x` rounds to `x` in float32, and `1 ± x` would round in float64.
-const ATANH_TINY: f64 = 1.0 / 536_870_912.0; // 2⁻²⁹
-
-/// Inverse hyperbolic tangent: `½·ln((1 + a)/(1 − a))` by [`log_ratio_parts`] (one
-/// division; `1 ± a` are exact in float64 for float32 `a ≥ 2⁻²⁹`, and the atanh argument
-/// comes out as `a` itself when the exponents match), sign restored.
-#[inline(always)]
-pub(crate) fn atanh(x: f32) -> f32 {
-    let a = x.abs() as f64;
-    let aa = if (ATANH_TINY..1.0).contains(&a) {
-        a
-    } else {
-        0.5
-    };
-    let (e, p) = log_ratio_parts(1.0 + aa, 1.0 - aa);
-    let r = 0.5 * (e * LN_2 + p);
-    let v = flip(if a < ATANH_TINY { a } else { r }, x.is_sign_negative()) as f32;
-    if x.abs() == 1.0 {
-        flip(f64::INFINITY, x.is_sign_negative()) as f32
-    } else if x.abs() > 1.0 || x.is_nan() {
-        f32::NAN
     } else {
         v
     }
