@@ -20,19 +20,23 @@ macro_rules! unary_kernel {
      same |$x:ident| $(int $int:expr;)? $(real $real:expr;)? $(half $half:expr;)? $(bool $b:expr;)?) => {
         dispatch!($a.dtype();
             int _I => arm!([$({
+                #[inline(always)]
                 fn k<I: Int>($x: I) -> I { $int }
                 unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, k::<_I>)
             })?] $op, $a.dtype());
             real _R => arm!([$({
+                #[inline(always)]
                 fn k<R: Real>($x: R) -> R { $real }
                 unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, k::<_R>)
             })?] $op, $a.dtype());
             half _H => half_arm!(
                 [$({
+                    #[inline(always)]
                     fn k<H: Half>($x: H) -> H { $half }
                     unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, k::<_H>)
                 })?]
                 [$({
+                    #[inline(always)]
                     fn k<R: Real>($x: R) -> R { $real }
                     unary_half_into::<_H, _>($op, $cost, $out, $a, k::<f32>)
                 })?]
@@ -46,14 +50,17 @@ macro_rules! unary_kernel {
      pred |$x:ident| $(int $int:expr;)? $(real $real:expr;)? $(bool $b:expr;)?) => {
         dispatch!($a.dtype();
             int _I => arm!([$({
+                #[inline(always)]
                 fn k<I: Int>($x: I) -> bool { $int }
                 unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, k::<_I>)
             })?] $op, $a.dtype());
             real _R => arm!([$({
+                #[inline(always)]
                 fn k<R: Real>($x: R) -> bool { $real }
                 unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, k::<_R>)
             })?] $op, $a.dtype());
             half _H => arm!([$({
+                #[inline(always)]
                 fn k<R: Real>($x: R) -> bool { $real }
                 unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, |v: _H| k::<f32>(v.up()))
             })?] $op, $a.dtype());

@@ -10,7 +10,7 @@
 
 use super::{horner, round_int};
 use crate::kernel::elementwise_loops::{Fixup, Map1, VectorFn};
-use std::f64::consts::{FRAC_1_PI, FRAC_PI_2, FRAC_PI_4, LN_2, SQRT_2};
+use std::f64::consts::{FRAC_1_PI, LN_2, SQRT_2};
 
 /// `1.5·2²³`: adding it rounds a float32 of magnitude below 2²² to an integer (ties to
 /// even), which its low bits then hold.
@@ -496,20 +496,21 @@ fn flip(v: f64, neg: bool) -> f64 {
     f64::from_bits(v.to_bits() ^ ((neg as u64) << 63))
 }
 
-/// The sine, cosine and tangent as vector functions (`kernel/elementwise_loops.rs`'s
-/// [`VectorFn`]): the fast form reduces in float64 by Cody–Waite below
-/// [`TRIG_FAST_MAX`]; beyond (and at ±inf, NaN) each element takes the C library's
-/// float64 function, rounded once (within 2⁻²⁸ ulp of exact: float64 carries 29 more bits).
+/// The sine, cosine and tangent computed in float64 (the fallback of [`Sin`], [`Cos`],
+/// [`Tan`] beyond their float32 range), as vector functions themselves: the fast form
+/// reduces in float64 by Cody–Waite below [`TRIG_FAST_MAX`]; beyond (and at ±inf, NaN)
+/// each element takes the C library's float64 function, rounded once (within 2⁻²⁸ ulp of
+/// exact: float64 carries 29 more bits). Within 0.502 ulp.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Sin;
-/// See [`Sin`].
+struct SinWide;
+/// See [`SinWide`].
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Cos;
-/// See [`Sin`].
+struct CosWide;
+/// See [`SinWide`].
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Tan;
+struct TanWide;
 
-impl VectorFn<f32> for Sin {
+impl VectorFn<f32> for SinWide {
     #[inline(always)]
     fn fast(x: f32) -> f32 {
         // x = t + kπ, |t| ≤ π/2: sin x = (−1)ᵏ sin t. (k < 2²⁸ below TRIG_FAST_MAX.)
@@ -526,7 +527,7 @@ impl VectorFn<f32> for Sin {
     }
     #[inline(always)]
     fn rare(x: f32) -> bool {
-        trig_rare(x)
+        wide_rare(x)
     }
     #[inline(always)]
     fn exact(x: f32) -> f32 {
@@ -534,7 +535,7 @@ impl VectorFn<f32> for Sin {
     }
 }
 
-impl VectorFn<f32> for Cos {
+impl VectorFn<f32> for CosWide {
     #[inline(always)]
     fn fast(x: f32) -> f32 {
         // x = t + (2j + 1)·π/2, |t| ≤ π/2: cos x = (−1)ʲ⁺¹ sin t. (2j + 1 < 2²⁹ below
@@ -547,7 +548,7 @@ impl VectorFn<f32> for Cos {
     }
     #[inline(always)]
     fn rare(x: f32) -> bool {
-        trig_rare(x)
+        wide_rare(x)
     }
     #[inline(always)]
     fn exact(x: f32) -> f32 {
@@ -555,7 +556,7 @@ impl VectorFn<f32> for Cos {
     }
 }
 
-impl VectorFn<f32> for Tan {
+impl VectorFn<f32> for TanWide {
     #[inline(always)]
     fn fast(x: f32) -> f32 {
         let (t, q) = reduce(x);
@@ -570,7 +571,7 @@ impl VectorFn<f32> for Tan {
     }
     #[inline(always)]
     fn rare(x: f32) -> bool {
-        trig_rare(x)
+        wide_rare(x)
     }
     #[inline(always)]
     fn exact(x: f32) -> f32 {
@@ -578,11 +579,149 @@ impl VectorFn<f32> for Tan {
     }
 }
 
-/// Whether a circular function takes its exact scalar form at `x` (beyond
+/// Whether a float64 circular function takes its exact scalar form at `x` (beyond
 /// [`TRIG_FAST_MAX`], ±inf, NaN).
 #[inline(always)]
-fn trig_rare(x: f32) -> bool {
+fn wide_rare(x: f32) -> bool {
     x.abs() > TRIG_FAST_MAX || x.is_nan()
+}
+
+/// π/2 in four float32 parts of 8, 11, 11 and 24 significant bits: for `k < 2¹³` the
+/// products `k·P1`, `k·P2`, `k·P3` are exact, `x − k·P1` is exact (Sterbenz) and so is its
+/// difference with `k·P2` (both on the 2⁻²⁴ grid, the result below 1); the third
+/// subtraction is made error-free (Fast2Sum) and `k·P4` goes into the low part.
+const PIO2_F1: f32 = 1.570_312_5;
+const PIO2_F2: f32 = 4.837_513e-4;
+const PIO2_F3: f32 = 7.549_533_6e-8;
+const PIO2_F4: f32 = 2.563_344e-12;
+
+/// The float32 circular functions' range: `k = round(x·2/π) < 2¹³`.
+const TRIG_F32_MAX: f32 = 12_867.0;
+
+/// `x = (hi + lo) + k·π/2` with `|hi + lo| ≤ π/4` (slightly above where k rounds), for
+/// `0 ≤ a ≤` [`TRIG_F32_MAX`]: `hi + lo` is within 2⁻²⁸ relative of the exact remainder
+/// (checked for every float32 in the range; the float32 nearest a multiple of π/2 there
+/// lies 2⁻²⁷·⁸ from it).
+#[inline(always)]
+fn reduce_f32(a: f32) -> (f32, f32, i32) {
+    let (kf, k) = round_int_f32(a * std::f32::consts::FRAC_2_PI);
+    let r = (a - kf * PIO2_F1) - kf * PIO2_F2;
+    let e = kf * PIO2_F3;
+    let hi = r - e;
+    let lo = ((r - hi) - e) - kf * PIO2_F4;
+    (hi, lo, k)
+}
+
+/// `(sin t − t)/t³` in `t²`, `|t| ≤ π/4` (Cephes `sinf`).
+const SIN_S: [f32; 3] = [-0.166_666_55, 0.008_332_161, -1.951_529_6e-4];
+/// `(cos t − 1 + t²/2)/t⁴` in `t²`, `|t| ≤ π/4` (Cephes `sinf`).
+const COS_C: [f32; 3] = [0.041_666_646, -0.001_388_731_6, 2.443_315_7e-5];
+
+/// `(sin t, cos t)` for `t = hi + lo`.
+#[inline(always)]
+fn sincos_f32(hi: f32, lo: f32) -> (f32, f32) {
+    let z = hi * hi;
+    let s = hi + (lo + hi * z * horner_f32(z, SIN_S));
+    let w = 0.5 * z;
+    let h = 1.0 - w;
+    let c = h + (((1.0 - h) - w) + (z * z * horner_f32(z, COS_C) - hi * lo));
+    (s, c)
+}
+
+/// `v` with the sign bits `sign` flipped.
+#[inline(always)]
+fn flip_f32(v: f32, sign: u32) -> f32 {
+    f32::from_bits(v.to_bits() ^ sign)
+}
+
+/// `(tan t − t)/t³` in `t²`, `|t| ≤ π/4` (Cephes `tanf`).
+const TAN_P: [f32; 6] = [
+    0.333_331_56,
+    0.133_388,
+    0.053_411_28,
+    0.024_430_135,
+    0.003_119_922_2,
+    0.009_385_402,
+];
+
+/// The sine, cosine and tangent as vector functions (`kernel/elementwise_loops.rs`'s
+/// [`VectorFn`]): the fast form computes in float32 for `|x| ≤` [`TRIG_F32_MAX`] (the
+/// four-part reduction above, then Cephes' polynomials; measured over every float32 in
+/// the range: sin 1.00 ulp, cos 1.03, tan 1.73); beyond, and at ±inf and NaN, an element
+/// takes the float64 form ([`SinWide`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Sin;
+/// See [`Sin`].
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Cos;
+/// See [`Sin`].
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Tan;
+
+/// The sine's float32 fast form (see [`Sin`]).
+#[inline(always)]
+fn sin_fast(x: f32) -> f32 {
+    let (hi, lo, k) = reduce_f32(x.abs());
+    let (s, c) = sincos_f32(hi, lo);
+    let v = if k & 1 != 0 { c } else { s };
+    flip_f32(v, ((k as u32 & 2) << 30) ^ (x.to_bits() & 0x8000_0000))
+}
+
+/// The cosine's float32 fast form (see [`Sin`]).
+#[inline(always)]
+fn cos_fast(x: f32) -> f32 {
+    let (hi, lo, k) = reduce_f32(x.abs());
+    let (s, c) = sincos_f32(hi, lo);
+    let v = if k & 1 != 0 { s } else { c };
+    flip_f32(v, (k.wrapping_add(1) as u32 & 2) << 30)
+}
+
+/// The tangent's float32 fast form (see [`Sin`]).
+#[inline(always)]
+fn tan_fast(x: f32) -> f32 {
+    let (hi, lo, k) = reduce_f32(x.abs());
+    let z = hi * hi;
+    // tan(hi + lo) = tan hi + lo·(1 + tan² hi): y = hi + yl.
+    let yl = z * (hi * horner_f32(z, TAN_P) + lo) + lo;
+    let y = hi + yl;
+    // Odd quadrants: −1/tan t, corrected for the rounding of y.
+    let e = yl - (y - hi);
+    let q = -1.0 / y;
+    let cot = q + q * q * e;
+    let v = if k & 1 != 0 { cot } else { y };
+    flip_f32(v, x.to_bits() & 0x8000_0000)
+}
+
+macro_rules! trig_vector_fn {
+    ($($t:ident: $fast:ident, $wide:ident;)*) => {$(
+        impl VectorFn<f32> for $t {
+            #[inline(always)]
+            fn fast(x: f32) -> f32 {
+                $fast(x)
+            }
+            #[inline(always)]
+            fn rare(x: f32) -> bool {
+                trig_rare(x)
+            }
+            #[inline(always)]
+            fn exact(x: f32) -> f32 {
+                Fixup($wide).one(x)
+            }
+        }
+    )*};
+}
+
+trig_vector_fn! {
+    Sin: sin_fast, SinWide;
+    Cos: cos_fast, CosWide;
+    Tan: tan_fast, TanWide;
+}
+
+/// Whether a circular function takes its float64 form at `x` (beyond
+/// [`TRIG_F32_MAX`], ±inf, NaN).
+#[inline(always)]
+fn trig_rare(x: f32) -> bool {
+    x.abs() > TRIG_F32_MAX || x.is_nan()
 }
 
 /// Sine (one element; the block loops run [`Sin`] a block at a time).
@@ -639,94 +778,126 @@ pub(crate) fn tanh(x: f32) -> f32 {
     }
 }
 
-/// `atan a` for `a ≥ 0` (any magnitude, +inf included), float32 grade, with one
-/// division: `a` itself up to tan(π/8); `π/4 + atan((a − 1)/(a + 1))` up to tan(3π/8);
-/// `π/2 + atan(−1/a)` beyond; then the odd series to u²⁵ for `|u| ≤ tan(π/8)`. (Two
-/// divisions, one per reduction, kept the compiler from vectorising the loop.)
+/// `(atan u − u)/u³` in `u²`, `|u| ≤ 7/16` (FreeBSD `s_atanf.c`).
+const ATAN_P: [f32; 5] = [
+    -0.333_333_28,
+    0.199_991_58,
+    -0.142_536_36,
+    0.106_480_174,
+    -0.061_687_607,
+];
+
+/// `atan c` as float32 `hi + lo` for `c = ½, 1, ∞`.
+const ATAN_HALF: (f32, f32) = (0.463_647_6, 5.012_158_7e-9);
+const ATAN_ONE: (f32, f32) = (std::f32::consts::FRAC_PI_4, -2.185_569_4e-8);
+const ATAN_INF: (f32, f32) = (std::f32::consts::FRAC_PI_2, -4.371_139e-8);
+
+/// Arctangent (within 0.91 ulp, every float32 checked): `atan|x| = atan c + atan u`,
+/// `u = (|x| − c)/(1 + |x|·c)` with `c = 0, ½, 1` split at 7/16 and 11/16, or `u = −1/|x|`
+/// from 39/16 (fdlibm's breakpoints less 19/16), so `|u| ≤ 7/16`; `|x| − c` is exact; one
+/// division.
 #[inline(always)]
-fn atan_pos(a: f64) -> f64 {
-    const TAN_PI_8: f64 = 0.414_213_562_373_095_1;
-    const TAN_3PI_8: f64 = 2.414_213_562_373_095;
-    let mid = a > TAN_PI_8;
-    let far = a > TAN_3PI_8;
-    let num = if far {
-        -1.0
-    } else if mid {
-        a - 1.0
-    } else {
-        a
-    };
-    let den = if far {
-        a
-    } else if mid {
-        a + 1.0
-    } else {
+pub(crate) fn atan(x: f32) -> f32 {
+    let a = x.abs();
+    let r1 = a >= 0.4375;
+    let r2 = a >= 0.6875;
+    let r4 = a >= 2.4375;
+    let c = if r2 {
         1.0
-    };
-    let off = if far {
-        FRAC_PI_2
-    } else if mid {
-        FRAC_PI_4
+    } else if r1 {
+        0.5
     } else {
         0.0
     };
+    let (yh, yl) = if r4 {
+        ATAN_INF
+    } else if r2 {
+        ATAN_ONE
+    } else if r1 {
+        ATAN_HALF
+    } else {
+        (0.0, 0.0)
+    };
+    let num = if r4 { -1.0 } else { a - c };
+    let den = if r4 { a } else { 1.0 + a * c };
     let u = num / den;
     let z = u * u;
-    let series = u + u
-        * z
-        * horner(
-            z,
-            [
-                -1.0 / 3.0,
-                1.0 / 5.0,
-                -1.0 / 7.0,
-                1.0 / 9.0,
-                -1.0 / 11.0,
-                1.0 / 13.0,
-                -1.0 / 15.0,
-                1.0 / 17.0,
-                -1.0 / 19.0,
-                1.0 / 21.0,
-                -1.0 / 23.0,
-                1.0 / 25.0,
-            ],
-        );
-    off + series
+    // At a = inf, u = −0 and the sum is π/2; NaN stays NaN.
+    let v = yh + (u + (yl + u * z * horner_f32(z, ATAN_P)));
+    flip_f32(v, x.to_bits() & 0x8000_0000)
 }
 
-/// Arctangent.
+/// `(asin s − s)/s³` in `s²`, `|s| ≤ ½` (Cephes `asinf`).
+const ASIN_P: [f32; 5] = [
+    0.166_667_52,
+    0.074_953_005,
+    0.045_470_025,
+    0.024_181_312,
+    0.042_163_2,
+];
+
+/// For `a = |x|`: `(s, sl, z, big)` with `asin a = asin(s + sl)` when `a ≤ ½` (`s = a`)
+/// and `asin a = π/2 − 2·asin(s + sl)` beyond, `s + sl = √((1 − a)/2)` to about 2⁻⁴⁰ (the
+/// square root's rounding corrected: its exact residual by Dekker's split, divided by
+/// `2s` through a bit-trick reciprocal and one Newton step). `z = s²`.
 #[inline(always)]
-pub(crate) fn atan(x: f32) -> f32 {
-    let v = flip(atan_pos(x.abs() as f64), x.is_sign_negative()) as f32;
-    if x.is_nan() {
-        x
-    } else {
-        v
-    }
+fn asin_arg(a: f32) -> (f32, f32, f32, bool) {
+    let big = a > 0.5;
+    let zb = (1.0 - a) * 0.5; // exact for a ≥ ½
+    let z = if big { zb } else { a * a };
+    let sq = zb.sqrt();
+    let c = sq * 4097.0;
+    let sh = c - (c - sq);
+    let sl = sq - sh;
+    let r = ((zb - sh * sh) - 2.0 * sh * sl) - sl * sl;
+    let y0 = f32::from_bits(0x7ef3_11c7u32.wrapping_sub(sq.to_bits()));
+    let y = y0 * (2.0 - sq * y0);
+    let corr = r * y * 0.5;
+    let s = if big { sq } else { a };
+    let slo = if big { corr } else { 0.0 };
+    (s, slo, z, big)
 }
 
-/// Arcsine: `atan(x/√(1 − x²))` (1 − x² is exact in float64 for float32 x).
+/// `base + m·(s + p)` with `base = bh + bl`, the first sum made error-free (Fast2Sum).
+#[inline(always)]
+fn asin_sum(bh: f32, bl: f32, m: f32, s: f32, p: f32) -> f32 {
+    let ms = m * s;
+    let h = bh + ms;
+    let err = (bh - h) + ms;
+    h + ((err + bl) + m * p)
+}
+
+/// Arcsine (within 0.70 ulp, every float32 checked): the Cephes polynomial on `|x|` up to
+/// ½, on `√((1 − |x|)/2)` beyond ([`asin_arg`]).
 #[inline(always)]
 pub(crate) fn asin(x: f32) -> f32 {
-    let a = x.abs() as f64;
-    let v = flip(atan_pos(a / (1.0 - a * a).sqrt()), x.is_sign_negative()) as f32;
-    if x.abs() > 1.0 || x.is_nan() {
-        f32::NAN
+    let (s, sl, z, big) = asin_arg(x.abs());
+    let p = s * z * horner_f32(z, ASIN_P) + sl;
+    let (bh, bl, m) = if big {
+        (ATAN_INF.0, ATAN_INF.1, -2.0)
     } else {
-        v
-    }
+        (0.0, 0.0, 1.0)
+    };
+    flip_f32(asin_sum(bh, bl, m, s, p), x.to_bits() & 0x8000_0000)
 }
 
-/// Arccosine: `2·atan(√((1 − x)/(1 + x)))`, accurate at both ends.
+/// Arccosine (within 0.69 ulp, every float32 checked): `2·asin s` above ½, `π − 2·asin s`
+/// below −½, `π/2 ∓ asin|x|` between ([`asin_arg`]).
 #[inline(always)]
 pub(crate) fn acos(x: f32) -> f32 {
-    let xd = x as f64;
-    let v = (2.0 * atan_pos(((1.0 - xd) / (1.0 + xd)).sqrt())) as f32;
-    if x.abs() > 1.0 || x.is_nan() {
-        f32::NAN
+    let neg = x < 0.0;
+    let (s, sl, z, big) = asin_arg(x.abs());
+    let p = s * z * horner_f32(z, ASIN_P) + sl;
+    let (bh, bl, m) = if big {
+        if neg {
+            (std::f32::consts::PI, -8.742_278e-8, -2.0)
+        } else {
+            (0.0, 0.0, 2.0)
+        }
     } else {
-        v
-    }
+        (ATAN_INF.0, ATAN_INF.1, if neg { 1.0 } else { -1.0 })
+    };
+    asin_sum(bh, bl, m, s, p)
 }
 
 /// Inverse hyperbolic sine: `ln(a + √(a² + 1))` for `a = |x| ≥ 2⁻¹⁰` (its argument is

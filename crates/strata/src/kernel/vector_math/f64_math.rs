@@ -1011,17 +1011,22 @@ const ERF_DEN: [[f64; 9]; 4] = [
 /// The coefficients of interval `a`, `b`, `c` (the first that holds) or the fourth.
 #[inline(always)]
 fn pick<const N: usize>(table: &[[f64; N]; 4], a: bool, b: bool, c: bool) -> [f64; N] {
-    std::array::from_fn(|i| {
-        if a {
-            table[0][i]
-        } else if b {
-            table[1][i]
-        } else if c {
-            table[2][i]
-        } else {
-            table[3][i]
-        }
-    })
+    // Bit masks, not selects between table entries: LLVM turned those into gathers from
+    // the table (17 per vector at AVX-512; float64 erf 29 ms per 1M instead of 6).
+    let m0 = 0u64.wrapping_sub(u64::from(a));
+    let m1 = 0u64.wrapping_sub(u64::from(!a & b));
+    let m2 = 0u64.wrapping_sub(u64::from(!a & !b & c));
+    let m3 = !(m0 | m1 | m2);
+    let mut out = [0.0; N];
+    for i in 0..N {
+        out[i] = f64::from_bits(
+            (table[0][i].to_bits() & m0)
+                | (table[1][i].to_bits() & m1)
+                | (table[2][i].to_bits() & m2)
+                | (table[3][i].to_bits() & m3),
+        );
+    }
+    out
 }
 
 /// `e^(a + b)` for `|a + b| < 700`, `b`'s low bits kept (the reduced argument is formed

@@ -9,33 +9,30 @@
 //! element's path.
 //!
 //! **float32** (`f32_math.rs`). The exponentials and logarithms (`exp exp2 expm1 log
-//! log2 log10 log1p`) and `sigmoid`, `sinh`, `cosh`, `atanh` compute in float32 itself,
-//! sixteen lanes to an AVX-512 register (computing them in float64, as they did first,
-//! halved the lanes and cost the conversions: 1.5–7× NumPy's time at AVX-512). The
-//! reductions are Cody–Waite with split constants, exact without a fused multiply-add;
-//! the polynomials are Cephes' (`expf`, `exp2f`, `sinhf`, `atanhf`) and FreeBSD's
-//! (`k_logf.h`: `ln(1 + f)` through `s = f/(2 + f)`; `log2` and `log10` keep a 12-bit head
-//! whose products with split constants are exact). Measured worst cases over dense
-//! sweeps (every level; exhaustive in development): `exp` 0.93 ulp, `exp2` 1.17,
-//! `expm1` 1.53, `log` 0.78, `log2` 0.83, `log10` 0.81, `log1p` 0.78, `sinh` 1.51,
+//! log2 log10 log1p`), the circular functions and their inverses (`sin cos tan asin acos
+//! atan`) and `sigmoid`, `sinh`, `cosh`, `atanh` compute in float32 itself, sixteen lanes
+//! to an AVX-512 register (computing them in float64, as they did first, halved the
+//! lanes and cost the conversions: 1.5–7× NumPy's time at AVX-512). The reductions are
+//! Cody–Waite with split constants, exact without a fused multiply-add (π/2 in four parts
+//! for the circular functions, with an error-free low word); the polynomials are Cephes'
+//! (`expf`, `exp2f`, `sinf`, `tanf`, `asinf`, `sinhf`, `atanhf`) and FreeBSD's (`k_logf.h`:
+//! `ln(1 + f)` through `s = f/(2 + f)`; `log2` and `log10` keep a 12-bit head whose
+//! products with split constants are exact; `s_atanf.c`). Measured worst cases (every
+//! float32 in development; dense sweeps at every level in the tests): `exp` 0.93 ulp,
+//! `exp2` 1.17, `expm1` 1.53, `log` 0.78, `log2` 0.83, `log10` 0.81, `log1p` 0.78, `sin`
+//! 1.00, `cos` 1.03, `tan` 1.73, `asin` 0.70, `acos` 0.69, `atan` 0.91, `sinh` 1.51,
 //! `cosh` 1.30, `atanh` 1.18, `sigmoid` 2.11 (the exponential's error, a sum and a
-//! quotient). The logarithms run as [`VectorFn`]s: the fast form takes positive normal
-//! inputs; a block holding zeros, subnormals, negatives, infinities or NaN recomputes
-//! those elements by the full form (its subnormal scaling and special-case selects cost
-//! about as much again as the logarithm). The other functions compute in float64: the
-//! argument reduction and the polynomial or rational function (fitted to the relative
-//! error, each within 2⁻³⁴ or better) carry far more bits than float32 has, and the one
-//! rounding to float32 at the end gives results within 0.502 ulp. `sin`
-//! and `cos` reduce by a three-part π (one polynomial for both), `tan` by π/2, below
-//! 5·10⁸, and take the C library's float64 function beyond: a block is computed in vector
-//! form, then its rare elements (if any) one by one ([`run_with_fixup`],
-//! `elementwise_loops::Fixup`). `tanh` and `erf` are one rational function each (no
-//! exponential), and `asinh`, `acosh` one logarithm each, with one float64 division
-//! apiece: their earlier forms, with two or three, stayed scalar. (Float32 forms of
-//! `asinh` and `acosh` were written and measured: a square root, a division and
-//! `log1p` in float32 came out slower than this at AVX-512.) The tests in
-//! `accuracy_tests.rs` sweep every function against the float64 C library, a
-//! higher-precision reference for float32, and assert the bound.
+//! quotient). Some run as [`VectorFn`]s, a fast form over the common inputs and a
+//! per-element fallback for the rest, recomputed after the block: the logarithms (fast:
+//! positive normal inputs; the full form's subnormal scaling and special-case selects
+//! cost about as much again as the logarithm) and `sin`, `cos`, `tan` (fast: `|x| ≤
+//! 12867`, where the reduction is exact enough; beyond, the float64 form below, and the
+//! C library's float64 function beyond 5·10⁸). `tanh`, `erf`, `asinh`, `acosh` compute
+//! in float64, one rational function or one logarithm each, and round once (within
+//! 0.502 ulp): the float32 forms of `asinh` and `acosh` that were written and measured (a
+//! square root, a division and `log1p` in float32) were slower than these at AVX-512.
+//! The tests in `accuracy_tests.rs` sweep every function against the float64 C library,
+//! a higher-precision reference for float32, and assert the bound.
 //!
 //! **float64** (`f64_math.rs`): every function, on fdlibm's reductions (Cody–Waite with
 //! split constants, exact without a fused multiply-add) and polynomials, their branches
@@ -65,7 +62,8 @@ pub(crate) mod f64_math;
 mod accuracy_tests;
 
 /// Runs the ops whose vector form needs a per-block fixup ([`VectorFn`]: float32 `sin`,
-/// `cos`, `tan`, whose cheap reduction holds below 5·10⁸; the float64 ops of
+/// `cos`, `tan`, whose float32 reduction holds below 12867, and the logarithms, whose fast
+/// form takes positive normal inputs; the float64 ops of
 /// [`f64_math::run_vector`]) through that form; `None` for every other op and dtype, which
 /// the table's generated dispatch runs (`kernel/unary.rs`).
 pub(crate) fn run_with_fixup(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result<()>> {
