@@ -10,8 +10,11 @@ torch_fn_or_None)`` tuples; each function runs the case once.
 
 Run it through ``make bench-python`` (a release build). ``STRATA_CPU=avx2`` (or
 ``portable``) caps strata's kernels at that instruction set, so one machine gives the
-numbers of each path; the header line says which level ran. ``--only NAME`` runs the
-modules whose name contains NAME.
+numbers of each path; the header line says which level ran. NumPy is capped to match
+(``NPY_DISABLE_CPU_FEATURES``, set for the runs this script starts unless already set:
+``X86_V4`` off for avx2, ``X86_V3 X86_V4`` for portable), so the ratios compare like
+with like; the header says what NumPy found. ``--only NAME`` runs the modules whose name
+contains NAME.
 """
 
 from __future__ import annotations
@@ -63,13 +66,28 @@ def fmt(t: float | None) -> str:
     return f"{t * 1e6:.1f}" if t < 1e-3 else f"{t * 1e3:.3f}m"
 
 
+def numpy_simd() -> str:
+    """The SIMD extensions NumPy dispatches to in this process (its runtime report)."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    except ImportError:  # pragma: no cover - older NumPy
+        return "?"
+    found = [f for f in __cpu_dispatch__ if __cpu_features__.get(f)]
+    return "+".join(found) if found else "baseline"
+
+
+# What NumPy must leave out to match each `STRATA_CPU` level.
+NUMPY_CAP = {"avx2": "X86_V4", "portable": "X86_V3 X86_V4"}
+
+
 def run(only: str | None) -> None:
     threads = os.environ.get("RAYON_NUM_THREADS", "?")
     if torch is not None:
         torch.set_num_threads(int(threads) if threads.isdigit() else 1)
     print(
-        f"\n## threads = {threads}, strata level {st.cpu_level()}  ({platform.machine()}, "
-        f"numpy {np.__version__}, torch {torch.__version__ if torch else 'not installed'})"
+        f"\n## threads = {threads}, strata level {st.cpu_level()}, numpy SIMD {numpy_simd()}  "
+        f"({platform.machine()}, numpy {np.__version__}, "
+        f"torch {torch.__version__ if torch else 'not installed'})"
     )
     print("times in µs (m: ms); ratios are strata's time over the peer's (< 1: strata faster)")
     print(f"{'case':<44} {'strata':>9} {'numpy':>9} {'torch':>9} {'st/np':>7} {'st/torch':>8}")
@@ -96,6 +114,9 @@ def main() -> None:
     for n in ("1", "2"):
         env = dict(os.environ, RAYON_NUM_THREADS=n, OPENBLAS_NUM_THREADS=n, OMP_NUM_THREADS=n,
                    MKL_NUM_THREADS=n)
+        cap = NUMPY_CAP.get(os.environ.get("STRATA_CPU", "").strip().lower())
+        if cap and "NPY_DISABLE_CPU_FEATURES" not in env:
+            env["NPY_DISABLE_CPU_FEATURES"] = cap
         subprocess.run([sys.executable, __file__, *sys.argv[1:]], env=env, check=True)
 
 

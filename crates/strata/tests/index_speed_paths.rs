@@ -58,6 +58,34 @@ fn check_run(x: &[f64], dt: DType, what: &str) {
         .unwrap()
         .to_dtype(dt)
         .unwrap();
+    check_view(x, &t, dt, what);
+    // Strided: `x` at every second element of a longer run (the gathered scan for long
+    // runs), and reversed (a negative stride).
+    let mut wide = vec![0.0; 2 * x.len()];
+    for (i, &v) in x.iter().enumerate() {
+        wide[2 * i] = v;
+        // Fillers that would win (or lose) if the scan read them.
+        wide[2 * i + 1] = if i % 2 == 0 { 100.0 } else { 0.0 };
+    }
+    let w = Tensor::from_vec(wide, &[2 * x.len()])
+        .unwrap()
+        .to_dtype(dt)
+        .unwrap();
+    check_view(
+        x,
+        &w.slice(0, None, None, 2).unwrap(),
+        dt,
+        &format!("{what} [::2]"),
+    );
+    let rev: Vec<f64> = x.iter().rev().copied().collect();
+    let r = Tensor::from_vec(rev, &[x.len()])
+        .unwrap()
+        .to_dtype(dt)
+        .unwrap();
+    check_view(x, &r.flip(&[0]).unwrap(), dt, &format!("{what} flipped"));
+}
+
+fn check_view(x: &[f64], t: &Tensor, dt: DType, what: &str) {
     for max in [true, false] {
         let (v, i) = model_arg(x, max);
         let got = if max {
@@ -117,9 +145,22 @@ fn arg_scan_matches_the_sequential_scan() {
 #[test]
 fn arg_scan_nans_and_infinities_at_block_edges() {
     let mut rng = Rng(5);
-    for &n in &[33usize, 2048, 2049, 4097, 6001] {
+    for &n in &[33usize, 2048, 2049, 4097, 6001, 8192, 10_241] {
         let base = pattern(&mut rng, n, 0);
-        for &pos in &[0usize, 1, 31, 32, 2047, 2048, 2049, 4095, 4096, n - 1] {
+        for &pos in &[
+            0usize,
+            1,
+            31,
+            32,
+            2047,
+            2048,
+            2049,
+            4095,
+            4096,
+            8191,
+            8192,
+            n - 1,
+        ] {
             if pos >= n {
                 continue;
             }

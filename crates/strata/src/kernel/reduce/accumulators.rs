@@ -332,16 +332,17 @@ impl<O: ReduceOp, H: HalfBlock> AtLevel for LanesWidened<'_, O, H> {
         let &Self {
             op, p, n, s, aux, ..
         } = self;
+        // `acc` is indexed by constants only (the tail works on a copy), so it stays in
+        // registers: indexed by `i % LANES` in the same loop, it lived on the stack, and
+        // every block's adds went through memory (bfloat16 sums 2.3x slower).
         let mut acc = [op.identity(); LANES];
         let mut tmp = [H::default(); BLOCK];
         let mut v = [0f32; BLOCK];
         let mut k = 0;
         // Contiguous `bf16`: full blocks straight from memory, widened in registers (a
         // shift; a NaN need not be made quiet for the sums, which give it quiet).
-        let fuse = H::DTYPE == crate::DType::BF16 && s == 2;
-        while k < n {
-            let m = (n - k).min(BLOCK);
-            if fuse && m == BLOCK {
+        if H::DTYPE == crate::DType::BF16 && s == 2 {
+            while k + BLOCK <= n {
                 // SAFETY: elements `k..k + BLOCK` of the contiguous run (`lanes_half`'s
                 // caller).
                 let bits = unsafe { p.add(k * 2).cast::<[u16; BLOCK]>().read_unaligned() };
@@ -350,9 +351,11 @@ impl<O: ReduceOp, H: HalfBlock> AtLevel for LanesWidened<'_, O, H> {
                         *a = op.combine(*a, op.map_wide(bf16_bits_to_f32_lax(c[j]), aux[j]));
                     }
                 }
-                k += m;
-                continue;
+                k += BLOCK;
             }
+        }
+        while k < n {
+            let m = (n - k).min(BLOCK);
             // SAFETY: elements `k..k + m` of the run (`lanes_half`'s caller).
             unsafe {
                 let x = p.offset(k as isize * s);
@@ -374,10 +377,12 @@ impl<O: ReduceOp, H: HalfBlock> AtLevel for LanesWidened<'_, O, H> {
                     }
                 }
             } else {
+                let mut t = acc;
                 for (i, x) in v[..m].iter().enumerate() {
                     let j = i % LANES;
-                    acc[j] = op.combine(acc[j], op.map_wide(*x, aux[j]));
+                    t[j] = op.combine(t[j], op.map_wide(*x, aux[j]));
                 }
+                acc = t;
             }
             k += m;
         }

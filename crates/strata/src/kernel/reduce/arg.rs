@@ -53,11 +53,69 @@ fn better<T: PartialOrd, const MAX: bool>(cand: T, best: T) -> bool {
 unsafe fn scan<T: Summable, const MAX: bool>(p: *const u8, n: usize, s: isize) -> (T, usize) {
     // SAFETY: element 0 and every `i·s`, `i < n`, are readable.
     unsafe {
+        if s != size_of::<T>() as isize && n >= GATHER_MIN && size_of::<T>() <= 8 {
+            return scan_gathered::<T, MAX>(p, n, s);
+        }
         if s != size_of::<T>() as isize || n < CONTIG_MIN {
             return scan_plain::<T, MAX>(p, n, s);
         }
         scan_contig_on::<T, MAX>(crate::kernel::cpu::level(), p, n)
     }
+}
+
+/// Strided runs at least this long are gathered a block at a time for [`scan_contig`].
+const GATHER_MIN: usize = 4 * GATHER_BLOCK;
+/// Elements gathered at a time by [`scan_gathered`].
+const GATHER_BLOCK: usize = 2048;
+
+/// [`scan`] of a strided run: each block of [`GATHER_BLOCK`] elements is copied into a
+/// contiguous buffer and scanned by the vector fold ([`scan_contig`]); the blocks' answers
+/// combine in order (the first NaN, else the first block strictly best), so the result is
+/// the sequential scan's. (The sequential scan compares and branches per element: twice
+/// NumPy's time on `a[::2]`.)
+///
+/// # Safety
+/// As for [`scan`]; elements of at most 8 bytes.
+#[inline(always)]
+unsafe fn scan_gathered<T: Summable, const MAX: bool>(
+    p: *const u8,
+    n: usize,
+    s: isize,
+) -> (T, usize) {
+    let isz = size_of::<T>();
+    let mut buf = [0u64; GATHER_BLOCK];
+    let b = buf.as_mut_ptr().cast::<u8>();
+    let level = crate::kernel::cpu::level();
+    let mut best: (T, usize) = (
+        // SAFETY: element 0 is readable (n ≥ 1).
+        unsafe { T::load(p) },
+        0,
+    );
+    let mut lo = 0;
+    while lo < n {
+        let len = GATHER_BLOCK.min(n - lo);
+        // SAFETY: elements `lo..lo + len` of the run are readable (caller); the buffer
+        // holds `GATHER_BLOCK` elements of up to 8 bytes.
+        let (v, i) = unsafe {
+            for i in 0..len {
+                T::load(p.offset((lo + i) as isize * s)).store(b.add(i * isz));
+            }
+            if len >= CONTIG_MIN {
+                scan_contig_on::<T, MAX>(level, b, len)
+            } else {
+                scan_plain::<T, MAX>(b, len, isz as isize)
+            }
+        };
+        #[allow(clippy::eq_op)]
+        if v != v {
+            return (v, lo + i);
+        }
+        if lo == 0 || (if MAX { v > best.0 } else { v < best.0 }) {
+            best = (v, lo + i);
+        }
+        lo += len;
+    }
+    best
 }
 
 /// Runs shorter than this go through the plain scan.
