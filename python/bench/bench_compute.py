@@ -12,7 +12,7 @@ Run it through ``make bench-python`` (a release build). ``STRATA_CPU=avx2`` (or
 ``portable``) caps strata's kernels at that instruction set, so one machine gives the
 numbers of each path; the header line says which level ran. NumPy is capped to match
 (``NPY_DISABLE_CPU_FEATURES``, set for the runs this script starts unless already set:
-``X86_V4`` off for avx2, ``X86_V3 X86_V4`` for portable), so the ratios compare like
+``X86_V4`` and the AVX-512 extras off for avx2, ``X86_V3`` too for portable), so the ratios compare like
 with like; the header says what NumPy found. ``--only NAME`` runs the modules whose name
 contains NAME.
 """
@@ -77,7 +77,8 @@ def numpy_simd() -> str:
 
 
 # What NumPy must leave out to match each `STRATA_CPU` level.
-NUMPY_CAP = {"avx2": "X86_V4", "portable": "X86_V3 X86_V4"}
+NUMPY_CAP = {"avx2": "X86_V4 AVX512_ICL AVX512_SPR",
+             "portable": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR"}
 
 
 def run(only: str | None) -> None:
