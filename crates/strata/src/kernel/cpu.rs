@@ -10,7 +10,7 @@
 //! machine: `STRATA_CPU=avx2` on an AVX-512 machine runs the AVX2 copies.
 //!
 //! Every level computes the same results: the kernels are the same Rust code compiled
-//! for wider registers, and the math functions (`kernel/vector_math.rs`) use no fused
+//! for wider registers, and the math functions (`kernel/vector_math/`) use no fused
 //! multiply-add, so no level rounds differently.
 
 use std::sync::atomic::{AtomicU8, Ordering};

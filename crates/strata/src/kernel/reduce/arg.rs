@@ -108,9 +108,10 @@ unsafe fn scan_gathered<T: Summable, const MAX: bool>(
         };
         #[allow(clippy::eq_op)]
         if v != v {
-            return (v, lo + i);
+            return (v, lo + i); // the first NaN: nothing later beats it
         }
-        if lo == 0 || (if MAX { v > best.0 } else { v < best.0 }) {
+        // Block 0's answer is element 0 or strictly better than it.
+        if better::<T, MAX>(v, best.0) {
             best = (v, lo + i);
         }
         lo += len;

@@ -1,12 +1,12 @@
 //! float32 transcendental functions (see `mod.rs`).
 //!
-//! The exponentials, logarithms, `sigmoid`, `sinh`, `cosh` and `atanh` compute in
-//! float32 itself, sixteen lanes to an AVX-512 register: Cody–Waite reductions with
-//! split constants (exact products without a fused multiply-add) and the polynomials of
-//! Cephes (`expf`, `exp2f`, `sinhf`) and FreeBSD's `k_logf.h`. The others compute in
-//! float64 and round once: the `*_f64g` cores take and return float64 with about 40
-//! correct bits ("float32 grade"), enough that the final rounding to float32 is the only
-//! visible one.
+//! The exponentials, logarithms, circular functions and their inverses, `sigmoid`,
+//! `sinh`, `cosh` and `atanh` compute in float32 itself, sixteen lanes to an AVX-512
+//! register: Cody–Waite reductions with split constants (exact products without a fused
+//! multiply-add) and the polynomials of Cephes and FreeBSD. `tanh`, `erf`, `asinh`,
+//! `acosh` (and the circular functions beyond their float32 range) compute in float64
+//! and round once: the `*_f64g` cores take and return float64 with about 40 correct bits
+//! ("float32 grade"), enough that the final rounding to float32 is the only visible one.
 
 use super::{horner, round_int};
 use crate::kernel::elementwise_loops::{Fixup, Map1, VectorFn};
