@@ -502,6 +502,59 @@ proptest! {
     }
 }
 
+/// Rising and falling runs and repeated extremes around the scan's sub-blocks (256
+/// elements) and blocks (2048): the first occurrence is found after each block's
+/// extreme is located by sub-block (`kernel/reduce/arg.rs`, `block_extreme`).
+#[test]
+fn rising_runs_and_repeated_extremes_around_sub_blocks() {
+    let n = 2048 * 3 + 37;
+    let mut cases: Vec<Vec<f64>> = vec![
+        (0..n).map(|i| i as f64).collect(),
+        (0..n).map(|i| (n - i) as f64).collect(),
+        // Plateaus: rising by steps of 300 equal values.
+        (0..n).map(|i| (i / 300) as f64).collect(),
+    ];
+    for &(p, q) in &[
+        (255, 256),
+        (256, 257),
+        (0, 2047),
+        (511, 2048),
+        (2047, 2048),
+        (2300, 4095),
+        (6100, n - 1),
+    ] {
+        let mut x: Vec<f64> = (0..n).map(|i| ((i * 37) % 101) as f64).collect();
+        x[p] = 500.0;
+        x[q] = 500.0;
+        cases.push(x.clone());
+        // Signed zeros as the extreme: the first of either sign.
+        let mut z: Vec<f64> = (0..n).map(|i| -(((i * 37) % 101) as f64) - 1.0).collect();
+        z[p] = -0.0;
+        z[q] = 0.0;
+        cases.push(z);
+    }
+    for x in &cases {
+        for dt in [DType::F32, DType::F64, DType::I32, DType::I16] {
+            if dt.is_int() && x.iter().any(|v| v.abs() > 30000.0) {
+                continue;
+            }
+            let t = Tensor::from_vec(x.clone(), &[n])
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            for max in [true, false] {
+                let want = model_arg(x, max).1 as i64;
+                let got = if max {
+                    t.argmax(None, false)
+                } else {
+                    t.argmin(None, false)
+                };
+                assert_eq!(ints(&got.unwrap()), vec![want], "{dt} max={max}");
+            }
+        }
+    }
+}
+
 /// Long runs: the parallel blocks of the arg-reductions and gathers, with the extreme,
 /// a NaN or a tie placed at block edges.
 #[test]

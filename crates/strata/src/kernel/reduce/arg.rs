@@ -160,8 +160,34 @@ unsafe fn scan_contig_on<T: Summable, const MAX: bool>(
     unsafe { scan_contig::<T, MAX>(p, n) }
 }
 
-/// The extreme of `len` contiguous elements from `q` by a branch-free fold into
-/// [`LANES`] accumulators (NaNs skipped), and whether any element is NaN.
+/// Elements per sub-block of [`block_extreme`] (a multiple of [`LANES`]).
+const SUB: usize = 256;
+
+/// The best of `a`'s lanes, by halves (a tree of vector max/min steps; a sequential fold
+/// of the lanes is a chain of 32 dependent compares).
+#[inline(always)]
+fn lanes_best<T: Summable, const MAX: bool>(mut a: [T; LANES]) -> T {
+    let mut w = LANES;
+    while w > 1 {
+        w /= 2;
+        for l in 0..w {
+            let t = if MAX {
+                a[l + w] > a[l]
+            } else {
+                a[l + w] < a[l]
+            };
+            a[l] = if t { a[l + w] } else { a[l] };
+        }
+    }
+    a[0]
+}
+
+/// The extreme `m` of `len` contiguous elements from `q` by a branch-free fold into
+/// [`LANES`] accumulators (NaNs skipped), whether any element is NaN, and where the
+/// first element equal to `m` can start: the fold's best after each [`SUB`] elements is
+/// kept, and the first sub-block after which it equals `m` holds `m`'s first occurrence
+/// (for rising data, that saves searching the whole block again: argmax of 1M ascending
+/// float32 read every block twice).
 ///
 /// NaNs are flagged by a second set of accumulators of the element type that keep the
 /// last NaN seen (a select of two values of the element's width, so the loop vectorises;
@@ -170,34 +196,38 @@ unsafe fn scan_contig_on<T: Summable, const MAX: bool>(
 /// # Safety
 /// The `len` elements must be readable.
 #[inline(always)]
-unsafe fn block_extreme<T: Summable, const MAX: bool>(q: *const u8, len: usize) -> (T, bool) {
+unsafe fn block_extreme<T: Summable, const MAX: bool>(
+    q: *const u8,
+    len: usize,
+) -> (T, bool, usize) {
     let isz = size_of::<T>();
     let init = if MAX { T::lowest() } else { T::highest() };
     let mut acc = [init; LANES];
     let mut nan = [init; LANES];
     let full = len / LANES * LANES;
+    let mut prefix = [init; SCAN_BLOCK / SUB];
     let mut i = 0;
     // SAFETY: every element read is one of the `len` (caller's contract).
     unsafe {
-        while i < full {
-            for k in 0..LANES {
-                let x = T::load(q.add((i + k) * isz));
-                // `x > a` is false for a NaN `x`: NaNs are skipped here and flagged.
-                let t = if MAX { x > acc[k] } else { x < acc[k] };
-                acc[k] = if t { x } else { acc[k] };
-                #[allow(clippy::eq_op)]
-                let is_nan = x != x;
-                nan[k] = if is_nan { x } else { nan[k] };
+        for best in prefix.iter_mut().take(full.div_ceil(SUB)) {
+            let end = (i + SUB).min(full);
+            while i < end {
+                for k in 0..LANES {
+                    let x = T::load(q.add((i + k) * isz));
+                    // `x > a` is false for a NaN `x`: NaNs are skipped here and flagged.
+                    let t = if MAX { x > acc[k] } else { x < acc[k] };
+                    acc[k] = if t { x } else { acc[k] };
+                    #[allow(clippy::eq_op)]
+                    let is_nan = x != x;
+                    nan[k] = if is_nan { x } else { nan[k] };
+                }
+                i += LANES;
             }
-            i += LANES;
+            *best = lanes_best::<T, MAX>(acc);
         }
-        let mut m = acc[0];
+        let mut m = lanes_best::<T, MAX>(acc);
         #[allow(clippy::eq_op)]
         let mut any_nan = nan.iter().fold(false, |a, &b| a | (b != b));
-        for &a in &acc[1..] {
-            let t = if MAX { a > m } else { a < m };
-            m = if t { a } else { m };
-        }
         while i < len {
             let x = T::load(q.add(i * isz));
             let t = if MAX { x > m } else { x < m };
@@ -207,7 +237,13 @@ unsafe fn block_extreme<T: Summable, const MAX: bool>(q: *const u8, len: usize) 
             any_nan |= is_nan;
             i += 1;
         }
-        (m, any_nan)
+        // The first sub-block whose running best is `m` (else `m` came from the tail).
+        let start = prefix
+            .iter()
+            .take(full.div_ceil(SUB))
+            .position(|&b| b == m)
+            .map_or(full, |s| s * SUB);
+        (m, any_nan, start)
     }
 }
 
@@ -261,7 +297,7 @@ unsafe fn scan_contig<T: Summable, const MAX: bool>(p: *const u8, n: usize) -> (
         while lo < n {
             let len = SCAN_BLOCK.min(n - lo);
             let q = p.add(lo * isz);
-            let (m, nan) = block_extreme::<T, MAX>(q, len);
+            let (m, nan, start) = block_extreme::<T, MAX>(q, len);
             if nan {
                 for i in 0..len {
                     let x = T::load(q.add(i * isz));
@@ -273,8 +309,9 @@ unsafe fn scan_contig<T: Summable, const MAX: bool>(p: *const u8, n: usize) -> (
             }
             let t = if MAX { m > best } else { m < best };
             if t {
-                // `m` is one of the block's elements (not NaN: no NaN in the block).
-                let i = find_first_eq::<T>(q, len, m);
+                // `m` is one of the block's elements (not NaN: no NaN in the block), the
+                // first of them at `start` or later.
+                let i = start + find_first_eq::<T>(q.add(start * isz), len - start, m);
                 if i < len {
                     best = T::load(q.add(i * isz));
                     bi = lo + i;
