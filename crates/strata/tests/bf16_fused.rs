@@ -256,6 +256,35 @@ fn bf16_sums_match_the_scalar_model() {
                 assert_eq!(m, want, "mean n {n} start {start}");
             }
         }
+        // Strided runs (`x[start::step]`; step 2 reads 4-byte words and drops the
+        // element between): the skipped elements hold NaN and inf, which must not leak.
+        for step in [2usize, 3] {
+            for start in [0usize, 1] {
+                if start >= n {
+                    continue;
+                }
+                let mut w = v.clone();
+                for (i, b) in w.iter_mut().enumerate() {
+                    if i < start || (i - start) % step != 0 {
+                        *b = if i % 2 == 0 { 0x7f81 } else { 0xff80 };
+                    }
+                }
+                let t = tensor(&w)
+                    .slice(0, Some(start as i64), None, step as i64)
+                    .unwrap();
+                let want_f32: f32 = w[start..]
+                    .iter()
+                    .step_by(step)
+                    .fold(0.0, |s, &b| s + to_f32(b));
+                let s = bits(&t.sum(&[], false).unwrap())[0];
+                assert_eq!(
+                    s,
+                    from_f32(want_f32),
+                    "sum n {n} [{start}::{step}] at {:?}",
+                    cpu::level()
+                );
+            }
+        }
         if n < 2 {
             continue;
         }

@@ -356,11 +356,24 @@ impl<O: ReduceOp, H: HalfBlock> AtLevel for LanesWidened<'_, O, H> {
         }
         while k < n {
             let m = (n - k).min(BLOCK);
-            // SAFETY: elements `k..k + m` of the run (`lanes_half`'s caller).
+            // SAFETY: elements `k..k + m` of the run (`lanes_half`'s caller); with `s == 4`
+            // the word of element `e < m - 1` also covers the two bytes before element
+            // `e + 1`, inside the same storage.
             unsafe {
                 let x = p.offset(k as isize * s);
                 if s == 2 {
                     H::widen(level, x, v.as_mut_ptr(), m);
+                } else if H::DTYPE == crate::DType::BF16 && s == 4 && cfg!(target_endian = "little")
+                {
+                    // Every other bfloat16 (`x[::2]`): each element is the low half of a
+                    // 4-byte word, whose high half (the element skipped) the shift drops;
+                    // one contiguous vector load per 16, not 16 scalar loads. The last
+                    // element is read alone (its word may end past the storage).
+                    for (e, o) in v[..m - 1].iter_mut().enumerate() {
+                        *o = f32::from_bits(x.add(e * 4).cast::<u32>().read_unaligned() << 16);
+                    }
+                    let last = x.add((m - 1) * 4).cast::<u16>().read_unaligned();
+                    v[m - 1] = bf16_bits_to_f32_lax(last);
                 } else {
                     for (e, t) in tmp[..m].iter_mut().enumerate() {
                         *t = H::load(x.offset(e as isize * s));
