@@ -737,6 +737,14 @@ def test_failed_views_leave_nothing_behind(bad):
     for _ in range(3):
         with pytest.raises(st.StrataError):
             bad(t)
+    # A warm-up of the measured loop: in the full suite, the first few hundred failures
+    # once left ~150 blocks of one-time state (caches filled on first use); a leak grows
+    # with the 2000 calls below.
+    for _ in range(300):
+        try:
+            bad(t)
+        except st.StrataError:
+            pass
     gc.collect()
     blocks = sys.getallocatedblocks()
     for _ in range(2000):

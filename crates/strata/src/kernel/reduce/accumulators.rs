@@ -354,6 +354,23 @@ impl<O: ReduceOp, H: HalfBlock> AtLevel for LanesWidened<'_, O, H> {
                 k += BLOCK;
             }
         }
+        // Every other `bf16` (`x[::2]`): each element is the low half of a 4-byte word,
+        // whose high half (the element skipped) the shift drops; full blocks before the
+        // last element fold straight from memory (the last element's word may end past
+        // the storage, so the block holding it goes below).
+        if H::DTYPE == crate::DType::BF16 && s == 4 && cfg!(target_endian = "little") {
+            while k + BLOCK < n {
+                // SAFETY: elements `k..k + BLOCK` of the run; the high half of each word
+                // lies before the next element, which exists (`k + BLOCK < n`).
+                let words = unsafe { p.add(k * 4).cast::<[u32; BLOCK]>().read_unaligned() };
+                for c in words.chunks_exact(LANES) {
+                    for (j, a) in acc.iter_mut().enumerate() {
+                        *a = op.combine(*a, op.map_wide(f32::from_bits(c[j] << 16), aux[j]));
+                    }
+                }
+                k += BLOCK;
+            }
+        }
         while k < n {
             let m = (n - k).min(BLOCK);
             // SAFETY: elements `k..k + m` of the run (`lanes_half`'s caller); with `s == 4`
@@ -365,10 +382,7 @@ impl<O: ReduceOp, H: HalfBlock> AtLevel for LanesWidened<'_, O, H> {
                     H::widen(level, x, v.as_mut_ptr(), m);
                 } else if H::DTYPE == crate::DType::BF16 && s == 4 && cfg!(target_endian = "little")
                 {
-                    // Every other bfloat16 (`x[::2]`): each element is the low half of a
-                    // 4-byte word, whose high half (the element skipped) the shift drops;
-                    // one contiguous vector load per 16, not 16 scalar loads. The last
-                    // element is read alone (its word may end past the storage).
+                    // `x[::2]` as above; the last element is read alone.
                     for (e, o) in v[..m - 1].iter_mut().enumerate() {
                         *o = f32::from_bits(x.add(e * 4).cast::<u32>().read_unaligned() << 16);
                     }
