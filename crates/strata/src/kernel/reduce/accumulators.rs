@@ -657,61 +657,53 @@ impl<T: Summable, const MAX: bool> AtLevel for ExtremeLanes<T, MAX> {
             let nb = (pairs - c).min(per);
             let (mut x, mut y) = (acc, acc2);
             // float32 at the vector levels: the same block in explicit vector code (LLVM
-            // vectorised the loop below with lane shuffles there: amax 1M float32 took
+            // vectorised the generic loop with lane shuffles there: amax 1M float32 took
             // 172 µs at AVX2 and 247 at AVX-512, 63 in the baseline copy).
-            #[cfg(target_arch = "x86_64")]
-            if T::DTYPE == crate::DType::F32 && level != Level::Portable {
+            let explicit = if T::DTYPE == crate::DType::F32 {
                 // SAFETY: `T` is `f32` (same size and layout); elements `c·2·LANES ..
                 // (c + nb)·2·LANES` are below `n` (`c + nb <= pairs`), so readable; the
                 // level is the CPU's.
-                let nan = unsafe {
-                    let xf = &mut *(x.as_mut_ptr() as *mut [f32; LANES]);
-                    let yf = &mut *(y.as_mut_ptr() as *mut [f32; LANES]);
-                    let q0 = (p as *const f32).add(c * 2 * LANES);
-                    if level == Level::Avx512 {
-                        extreme_block_f32_avx512::<MAX>(q0, nb, xf, yf)
+                unsafe {
+                    extreme_block_f32::<MAX>(
+                        level,
+                        (p as *const f32).add(c * 2 * LANES),
+                        nb,
+                        &mut *(x.as_mut_ptr() as *mut [f32; LANES]),
+                        &mut *(y.as_mut_ptr() as *mut [f32; LANES]),
+                    )
+                }
+            } else {
+                None
+            };
+            let any_nan = if let Some(nan) = explicit {
+                nan
+            } else {
+                let mut nan = [false; LANES];
+                for cc in c..c + nb {
+                    // At AVX-512, LLVM vectorises this loop across `cc` (gathers at a
+                    // stride of 2·LANES elements: int32 amax 8x slower than at AVX2)
+                    // instead of across the lanes `k`; an opaque index stops it there.
+                    // (At the other levels the hint costs ~10%, so it is not used.)
+                    let q = if level == Level::Avx512 {
+                        std::hint::black_box(cc * 2 * LANES)
                     } else {
-                        extreme_block_f32_avx2::<MAX>(q0, nb, xf, yf)
+                        cc * 2 * LANES
+                    };
+                    for k in 0..LANES {
+                        let (m, bad) = plain(x[k], at(q + k));
+                        x[k] = m;
+                        nan[k] |= bad;
                     }
-                };
-                if nan {
-                    for cc in c..c + nb {
-                        let q = cc * 2 * LANES;
-                        for k in 0..LANES {
-                            acc[k] = op.combine(acc[k], at(q + k));
-                            acc2[k] = op.combine(acc2[k], at(q + LANES + k));
-                        }
+                    let second = if two { &mut y } else { &mut x };
+                    for (k, e) in second.iter_mut().enumerate() {
+                        let (m, bad) = plain(*e, at(q + LANES + k));
+                        *e = m;
+                        nan[k] |= bad;
                     }
-                } else {
-                    (acc, acc2) = (x, y);
                 }
-                c += nb;
-                continue;
-            }
-            let mut nan = [false; LANES];
-            for cc in c..c + nb {
-                // At AVX-512, LLVM vectorises this loop across `cc` (gathers at a stride
-                // of 2·LANES elements: int32 amax 8x slower than at AVX2) instead of
-                // across the lanes `k`; an opaque index stops it there. (At the other
-                // levels the hint costs ~10%, so it is not used.)
-                let q = if level == Level::Avx512 {
-                    std::hint::black_box(cc * 2 * LANES)
-                } else {
-                    cc * 2 * LANES
-                };
-                for k in 0..LANES {
-                    let (m, bad) = plain(x[k], at(q + k));
-                    x[k] = m;
-                    nan[k] |= bad;
-                }
-                let second = if two { &mut y } else { &mut x };
-                for (k, e) in second.iter_mut().enumerate() {
-                    let (m, bad) = plain(*e, at(q + LANES + k));
-                    *e = m;
-                    nan[k] |= bad;
-                }
-            }
-            if nan.iter().fold(false, |a, &b| a | b) {
+                nan.iter().fold(false, |a, &b| a | b)
+            };
+            if any_nan {
                 for cc in c..c + nb {
                     let q = cc * 2 * LANES;
                     for k in 0..LANES {
@@ -741,6 +733,31 @@ impl<T: Summable, const MAX: bool> AtLevel for ExtremeLanes<T, MAX> {
         }
         self.result.set(acc);
     }
+}
+
+/// One block of [`ExtremeLanes`] for float32 in explicit vector code at the vector
+/// levels: whether a NaN was seen, or `None` at the portable level (the generic loop).
+///
+/// # Safety
+/// `p` readable for `nb·32` floats; `level` at most the CPU's.
+#[inline(always)]
+unsafe fn extreme_block_f32<const MAX: bool>(
+    level: Level,
+    p: *const f32,
+    nb: usize,
+    x: &mut [f32; LANES],
+    y: &mut [f32; LANES],
+) -> Option<bool> {
+    #[cfg(target_arch = "x86_64")]
+    match level {
+        // SAFETY: the contract.
+        Level::Avx512 => return Some(unsafe { extreme_block_f32_avx512::<MAX>(p, nb, x, y) }),
+        // SAFETY: the contract.
+        Level::Avx2 => return Some(unsafe { extreme_block_f32_avx2::<MAX>(p, nb, x, y) }),
+        Level::Portable => {}
+    }
+    let _ = (level, p, nb, x, y);
+    None
 }
 
 /// One NaN-free-path block of [`ExtremeLanes`] for float32 at AVX-512: `nb` pairs of
