@@ -117,6 +117,24 @@ def test_float32_gelu_within_its_bound_where_one_plus_erf_does_not_cancel():
 F64_NAMES = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p"]
 
 
+def _values_at(level: str, cases: dict) -> dict:
+    """``{name: getattr(st.from_numpy(x), name)().numpy()}`` for each ``name: x`` of
+    ``cases``, computed in a child process at the CPU level ``level`` (``STRATA_CPU``)."""
+    with tempfile.TemporaryDirectory() as d:
+        src, dst = os.path.join(d, "in"), os.path.join(d, "out")
+        with open(src, "wb") as fh:
+            pickle.dump(cases, fh)
+        code = f"""
+import pickle, strata as st
+cases = pickle.load(open({src!r}, "rb"))
+out = {{k: getattr(st.from_numpy(x), k)().numpy() for k, x in cases.items()}}
+pickle.dump(out, open({dst!r}, "wb"))
+"""
+        assert_clean(code, env={"STRATA_CPU": level}, timeout=120)
+        with open(dst, "rb") as fh:
+            return pickle.load(fh)
+
+
 def test_float64_exponentials_and_logarithms_within_their_bound_of_exact():
     mpmath = pytest.importorskip("mpmath")
     mpmath.mp.prec = 200
@@ -137,31 +155,46 @@ def test_float64_exponentials_and_logarithms_within_their_bound_of_exact():
             rng.uniform(-1e-5, 1e-5, 200),
             np.exp(rng.uniform(-700, 700, 600)),
             1.0 + rng.uniform(-1e-3, 1e-3, 300),
+            # Around the AVX-512 logarithm's table intervals next to 1 (edges at 1 − 2⁻⁶,
+            # 1 + 2⁻⁵), where log c and log(1 + r) nearly cancel.
+            (1.0 - 2.0**-6) * (1.0 + rng.uniform(-0.02, 0.02, 300)),
+            (1.0 + 2.0**-5) * (1.0 + rng.uniform(-0.02, 0.02, 300)),
             np.array([0.3465, 0.3466, 0.3467, 0.69, 0.7, 1.000561, 1e-300, 5e-324, 1.7e308]),
         ]
     )
+    cases = {}
     for name in F64_NAMES:
         xs = x
         if name.startswith("log"):
             xs = np.abs(x) + (1e-300 if name != "log1p" else 0.0)
         if name in ("exp2",):
             xs = x * 1.4
-        got = getattr(st.from_numpy(xs), name)().numpy()
-        worst = (0.0, None)
-        for xi, gi in zip(xs, got):
-            with mpmath.workprec(200):
-                w = refs[name](mpmath.mpf(float(xi)))
-            if not mpmath.isfinite(w) or abs(w) > 1.7976931348623157e308:
-                continue
-            wf = float(w)
-            if wf == 0.0 or abs(wf) < 2.2250738585072014e-308:
-                continue  # subnormal results: absolute error, checked by the Rust sweep
-            err = float(abs(mpmath.mpf(float(gi)) - w) / math.ulp(wf))
-            if err > worst[0]:
-                worst = (err, xi)
-        # expm1 recombines 2^k·(e^r − 1) + (2^k − 1): two more roundings (1.03 measured).
-        bound = 1.5 if name == "expm1" else 1.0
-        assert worst[0] <= bound, f"{name}: {worst[0]:.3f} ulp at x = {worst[1]!r}"
+        cases[name] = xs
+    # The AVX-512 level has its own kernels for exp, exp2 and the logarithms (expm1 aside;
+    # kernel/vector_math/avx512_f64.rs); the portable level shares the AVX2 one's bits.
+    for level in ("portable", "avx512"):
+        for name, got in _values_at(level, cases).items():
+            _check_exact(name, cases[name], got, refs[name], mpmath, level)
+
+
+def _check_exact(name, xs, got, ref, mpmath, level):
+    """The worst error of ``got`` (strata's ``name`` of ``xs`` at ``level``) in ulps of the
+    exact value (mpmath at 200 bits), asserted within the function's bound."""
+    worst = (0.0, None)
+    for xi, gi in zip(xs, got):
+        with mpmath.workprec(200):
+            w = ref(mpmath.mpf(float(xi)))
+        if not mpmath.isfinite(w) or abs(w) > 1.7976931348623157e308:
+            continue
+        wf = float(w)
+        if wf == 0.0 or abs(wf) < 2.2250738585072014e-308:
+            continue  # subnormal results: absolute error, checked by the Rust sweep
+        err = float(abs(mpmath.mpf(float(gi)) - w) / math.ulp(wf))
+        if err > worst[0]:
+            worst = (err, xi)
+    # expm1 recombines 2^k·(e^r − 1) + (2^k − 1): two more roundings (1.03 measured).
+    bound = 1.5 if name == "expm1" else 1.0
+    assert worst[0] <= bound, f"{name} ({level}): {worst[0]:.3f} ulp at x = {worst[1]!r}"
 
 
 # float64 functions beyond the exponentials and logarithms: (mpmath reference, inputs,
@@ -252,7 +285,35 @@ def test_every_cpu_level_computes_the_same_bits():
                 results[level] = pickle.load(fh)
         for level in ("avx2", "avx512"):
             for k, v in results["portable"].items():
+                if level == "avx512" and k[1] in KERNEL_FUNCS:
+                    _within_two_ulps(k, v, results[level][k])
+                    continue
                 assert results[level][k] == v, f"{k} differs between portable and {level}"
+        # The AVX-512 kernels give an element the same bits wherever it sits in a run.
+        for dt in ("float32", "float64"):
+            for f in KERNEL_FUNCS:
+                whole = np.frombuffer(results["avx512"][(dt, f)], dtype=dt)
+                strided = np.frombuffer(results["avx512"][(dt, f, "strided")], dtype=dt)
+                assert whole[::2].tobytes() == strided.tobytes(), (dt, f)
+
+
+# The functions with their own AVX-512 kernels (kernel/vector_math/avx512_f32.rs,
+# avx512_f64.rs): within their bound of the exact value at every level, so within two ulps
+# of the portable level's results, not bit-identical to them.
+KERNEL_FUNCS = ("exp", "exp2", "log", "log2", "log10", "log1p")
+
+
+def _within_two_ulps(key, a: bytes, b: bytes) -> None:
+    dt = np.dtype(key[0])
+    x, y = np.frombuffer(a, dtype=dt), np.frombuffer(b, dtype=dt)
+    assert np.array_equal(np.isnan(x), np.isnan(y)), key
+    ok = ~np.isnan(x)
+    assert np.array_equal(np.isinf(x[ok]), np.isinf(y[ok])), key
+    ints = np.int32 if dt == np.float32 else np.int64
+    xi, yi = x[ok].view(ints).astype(np.int64), y[ok].view(ints).astype(np.int64)
+    same_sign = np.sign(x[ok]) == np.sign(y[ok])
+    assert np.all(same_sign | (x[ok] == y[ok])), key
+    assert np.max(np.abs(xi - yi), initial=0) <= 2, key
 
 
 def test_cpu_level_names_and_the_cap():

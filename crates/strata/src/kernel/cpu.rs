@@ -9,9 +9,12 @@
 //! that asks). The cap lets the benchmark and the tests exercise every path on one
 //! machine: `STRATA_CPU=avx2` on an AVX-512 machine runs the AVX2 copies.
 //!
-//! Every level computes the same results: the kernels are the same Rust code compiled
-//! for wider registers, and the math functions (`kernel/vector_math/`) use no fused
-//! multiply-add, so no level rounds differently.
+//! Every level computes the same results, with two exceptions: the kernels are the same
+//! Rust code compiled for wider registers, and the math functions (`kernel/vector_math/`)
+//! use no fused multiply-add, so no level rounds differently. The exceptions are the
+//! AVX-512 math kernels of `kernel/vector_math/avx512_f32.rs` and `avx512_f64.rs` (within
+//! the same error bounds, other bits) and the small-matrix products' fused multiply-adds
+//! at AVX2 and AVX-512 (`kernel/matmul.rs`).
 
 use std::sync::atomic::{AtomicU8, Ordering};
 

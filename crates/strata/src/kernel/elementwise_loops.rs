@@ -126,7 +126,7 @@ fn first(t: &Tensor) -> *mut u8 {
 }
 
 /// Elements per block of the contiguous kernels below.
-const RUN_BLOCK: usize = 64;
+pub(crate) const RUN_BLOCK: usize = 64;
 
 /// A unary elementwise function as the block loops run it: one element at a time
 /// ([`Map1::one`]), or a whole block ([`Map1::block`]; by default `one` over the block,
@@ -140,6 +140,28 @@ pub(crate) trait Map1<A: Copy, O>: Sync {
     #[inline(always)]
     fn block(&self, x: &[A; RUN_BLOCK]) -> [O; RUN_BLOCK] {
         std::array::from_fn(|i| self.one(x[i]))
+    }
+    /// Whether [`Map1::run_avx512`] is this map's own AVX-512 kernel (the float64
+    /// functions of `kernel/vector_math/avx512_f64.rs`), which the AVX-512 copy of the
+    /// block loops then runs instead of [`Map1::block`] (see [`blocks1_on`]).
+    const AVX512: bool = false;
+    /// `o[k] = f(x[k])` for `n` contiguous elements with AVX-512 instructions; by default
+    /// [`Map1::one`] element by element.
+    ///
+    /// # Safety
+    /// The CPU has the AVX-512 level (`kernel/cpu.rs`); `o` is writable and `x` readable
+    /// for `n` elements (neither need be aligned), disjoint or identical; `x`'s elements
+    /// are values of `A` (the loops call this only for the float maps that set
+    /// [`Map1::AVX512`]).
+    #[inline(always)]
+    unsafe fn run_avx512(&self, o: *mut O, x: *const A, n: usize) {
+        for k in 0..n {
+            // SAFETY: the caller's contract.
+            unsafe {
+                o.add(k)
+                    .write_unaligned(self.one(x.add(k).read_unaligned()))
+            };
+        }
     }
     /// The function over disjoint slices of equal length (see [`blocks1`]), a block of
     /// [`RUN_BLOCK`] at a time: a known trip count keeps large functions vector code
@@ -371,6 +393,46 @@ unsafe fn blocks1_strided<A: Element, O: Element>(
     }
 }
 
+/// A map's own AVX-512 kernel ([`Map1::run_avx512`]) over a contiguous run, or over a
+/// strided run gathered a block at a time into a local array (as [`blocks1_strided`]).
+/// Every element goes through the kernel, the tail included, so an element's result does
+/// not depend on where it sits in the run.
+///
+/// # Safety
+/// As for [`blocks1`] (contiguous) or [`blocks1_strided`]; the CPU has the AVX-512 level.
+#[inline(always)]
+unsafe fn blocks1_avx512<A: Element, O: Element, F: Map1<A, O>, const STRIDED: bool>(
+    o: *mut u8,
+    so: isize,
+    x: *const u8,
+    sx: isize,
+    n: usize,
+    f: &F,
+) {
+    if !STRIDED {
+        // SAFETY: the caller's contract (the kernel reads and writes unaligned).
+        unsafe { f.run_avx512(o as *mut O, x as *const A, n) };
+        return;
+    }
+    let mut k = 0;
+    while k < n {
+        let m = RUN_BLOCK.min(n - k);
+        let mut xa = [A::default(); RUN_BLOCK];
+        let mut r = [O::default(); RUN_BLOCK];
+        for (i, v) in xa[..m].iter_mut().enumerate() {
+            // SAFETY: elements `k..k + m` are inside the run (caller).
+            *v = unsafe { A::load(x.offset((k + i) as isize * sx)) };
+        }
+        // SAFETY: both local arrays hold `m` elements; the CPU has AVX-512 (caller).
+        unsafe { f.run_avx512(r.as_mut_ptr(), xa.as_ptr(), m) };
+        for (i, v) in r[..m].iter().enumerate() {
+            // SAFETY: as above.
+            unsafe { v.store(o.offset((k + i) as isize * so)) };
+        }
+        k += m;
+    }
+}
+
 /// [`blocks1`] (contiguous, `so`/`sx` ignored) or [`blocks1_strided`], compiled for the
 /// CPU level `level` (`kernel/cpu.rs`): the same code at every level, so the same results.
 /// The AVX-512 copy exists only for `MATH` on float types; others run the AVX2 copy.
@@ -379,14 +441,20 @@ unsafe fn blocks1_strided<A: Element, O: Element>(
 /// As for the function chosen; `level` at most [`cpu::level`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn blocks1_on<A: Element, O: Element, const STRIDED: bool, const MATH: bool>(
+unsafe fn blocks1_on<
+    A: Element,
+    O: Element,
+    F: Map1<A, O>,
+    const STRIDED: bool,
+    const MATH: bool,
+>(
     level: Level,
     o: *mut u8,
     so: isize,
     x: *const u8,
     sx: isize,
     n: usize,
-    f: &impl Map1<A, O>,
+    f: &F,
 ) {
     #[inline(always)]
     unsafe fn body<A: Element, O: Element, const STRIDED: bool>(
@@ -421,21 +489,27 @@ unsafe fn blocks1_on<A: Element, O: Element, const STRIDED: bool, const MATH: bo
             unsafe { body::<A, O, STRIDED>(o, so, x, sx, n, f) }
         }
         #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")]
-        unsafe fn on_avx512<A: Element, O: Element, const STRIDED: bool>(
+        unsafe fn on_avx512<A: Element, O: Element, F: Map1<A, O>, const STRIDED: bool>(
             o: *mut u8,
             so: isize,
             x: *const u8,
             sx: isize,
             n: usize,
-            f: &impl Map1<A, O>,
+            f: &F,
         ) {
-            // SAFETY: the contract of `blocks1_on`.
-            unsafe { body::<A, O, STRIDED>(o, so, x, sx, n, f) }
+            // SAFETY: the contract of `blocks1_on`; this copy runs only on AVX-512 CPUs.
+            unsafe {
+                if F::AVX512 {
+                    blocks1_avx512::<A, O, F, STRIDED>(o, so, x, sx, n, f)
+                } else {
+                    body::<A, O, STRIDED>(o, so, x, sx, n, f)
+                }
+            }
         }
         match level {
             Level::Avx512 if MATH && A::VECTOR_MATH => {
                 // SAFETY: the caller's contract; the CPU has the level's features.
-                return unsafe { on_avx512::<A, O, STRIDED>(o, so, x, sx, n, f) };
+                return unsafe { on_avx512::<A, O, F, STRIDED>(o, so, x, sx, n, f) };
             }
             Level::Avx2 | Level::Avx512 => {
                 // SAFETY: as above.
@@ -511,7 +585,7 @@ where
             // SAFETY: `out` and `a` are contiguous runs of `n` elements of the kernel's
             // dtypes inside their storages (L4), borrowed above; `a` is disjoint from `out`
             // or exactly it (`flat_disjoint`); `cpu::level` says what the CPU has.
-            unsafe { blocks1_on::<A, O, false, MATH>(cpu::level(), o, 0, x, 0, n, &f) };
+            unsafe { blocks1_on::<A, O, _, false, MATH>(cpu::level(), o, 0, x, 0, n, &f) };
             return Ok(());
         }
         drop(g);
@@ -537,10 +611,10 @@ where
         lp.run(par_from(MATH, &[A::DTYPE, O::DTYPE]), |p, s, n| {
             let (o, x) = (p[0], p[1] as *const u8);
             if s[0] == so && s[1] == sa {
-                blocks1_on::<A, O, false, MATH>(level, o, 0, x, 0, n, &f);
+                blocks1_on::<A, O, _, false, MATH>(level, o, 0, x, 0, n, &f);
             } else if MATH && s[1] != 0 {
                 // Math gathers its strided inputs a block at a time to run as vector code.
-                blocks1_on::<A, O, true, MATH>(level, o, s[0], x, s[1], n, &f);
+                blocks1_on::<A, O, _, true, MATH>(level, o, s[0], x, s[1], n, &f);
             } else if s[1] == 0 {
                 let v = f.one(A::load(x));
                 for k in 0..n as isize {
@@ -715,10 +789,10 @@ pub(crate) fn map_at_level<A: Element, O: Element>(
     // `level` is one this CPU has (asserted).
     unsafe {
         if stride == 1 {
-            blocks1_on::<A, O, false, true>(level, o, 0, x, 0, n, &f)
+            blocks1_on::<A, O, _, false, true>(level, o, 0, x, 0, n, &f)
         } else {
             let sx = (stride * size_of::<A>()) as isize;
-            blocks1_on::<A, O, true, true>(level, o, size_of::<O>() as isize, x, sx, n, &f)
+            blocks1_on::<A, O, _, true, true>(level, o, size_of::<O>() as isize, x, sx, n, &f)
         }
     }
     out
@@ -732,7 +806,7 @@ pub(crate) fn map_in_place_at_level<T: Element>(level: Level, xs: &mut [T], f: i
     let p = xs.as_mut_ptr() as *mut u8;
     // SAFETY: `xs` holds its `len` elements, read and written in place (identical runs);
     // `level` is one this CPU has (asserted).
-    unsafe { blocks1_on::<T, T, false, true>(level, p, 0, p, 0, xs.len(), &f) }
+    unsafe { blocks1_on::<T, T, _, false, true>(level, p, 0, p, 0, xs.len(), &f) }
 }
 
 // Half precision (`f16`, `bf16`) through `f32` blocks: the half arms of the unary and
@@ -1215,9 +1289,9 @@ mod tests {
             // first half at stride 2); `level` only up to what the CPU has.
             unsafe {
                 if strided {
-                    blocks1_on::<f32, f32, true, true>(level, op, 8, vp, 8, v.len() / 2, &f)
+                    blocks1_on::<f32, f32, _, true, true>(level, op, 8, vp, 8, v.len() / 2, &f)
                 } else {
-                    blocks1_on::<f32, f32, false, true>(level, op, 0, vp, 0, v.len(), &f)
+                    blocks1_on::<f32, f32, _, false, true>(level, op, 0, vp, 0, v.len(), &f)
                 }
             };
             o.iter().map(|x| x.to_bits()).collect::<Vec<_>>()

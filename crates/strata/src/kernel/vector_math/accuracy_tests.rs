@@ -385,6 +385,84 @@ fn ulps_f64(got: f64, want: f64) -> f64 {
 
 type Case64 = (&'static str, fn(f64) -> f64, fn(f64) -> f64, f64);
 
+/// A map with its own AVX-512 kernel (`avx512_f32.rs`, `avx512_f64.rs`) through the block
+/// loops at every level: within `bound` ulp (`err(x, got)`) over `xs`; below AVX-512,
+/// the portable map's bits at every level (block and element forms alike); at AVX-512,
+/// the kernel's bits the same contiguous, strided, in place and at every run length (the
+/// tail of a run goes through the kernel too). Returns the report lines.
+fn check_kernel_map<T: crate::dtype::Element, M: Map1<T, T> + Copy>(
+    name: &str,
+    f: M,
+    err: impl Fn(T, T) -> f64,
+    bits: fn(T) -> u64,
+    bound: f64,
+    xs: &[T],
+) -> String {
+    let mut line = String::new();
+    for level in levels() {
+        let got = map_at_level(level, xs, 1, f);
+        let (mut worst, mut at) = (0.0f64, xs[0]);
+        for (&x, &g) in xs.iter().zip(&got) {
+            let e = err(x, g);
+            if e > worst {
+                (worst, at) = (e, x);
+            }
+        }
+        assert!(
+            worst <= bound,
+            "{name} at {level:?}: {worst} ulp at x = {at:?}"
+        );
+        line += &format!("{name} at {level:?}: {worst:.3} ulp\n");
+        let b: Vec<u64> = got.iter().map(|&v| bits(v)).collect();
+        if level < Level::Avx512 {
+            for (&x, &g) in xs.iter().zip(&b) {
+                assert_eq!(g, bits(f.one(x)), "{name} at {level:?}, x = {x:?}");
+            }
+        }
+        let strided = map_at_level(level, xs, 3, f);
+        for (k, &g) in strided.iter().enumerate() {
+            assert_eq!(
+                bits(g),
+                b[3 * k],
+                "{name} strided at {level:?}, x = {:?}",
+                xs[3 * k]
+            );
+        }
+        let mut inplace = xs[..1000].to_vec();
+        map_in_place_at_level(level, &mut inplace, f);
+        for (k, &g) in inplace.iter().enumerate() {
+            assert_eq!(
+                bits(g),
+                b[k],
+                "{name} in place at {level:?}, x = {:?}",
+                xs[k]
+            );
+        }
+        for n in [0usize, 1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 130] {
+            let part = map_at_level(level, &xs[500..500 + n], 1, f);
+            for (k, &g) in part.iter().enumerate() {
+                assert_eq!(bits(g), b[500 + k], "{name} n = {n} at {level:?}");
+            }
+        }
+    }
+    line
+}
+
+#[test]
+fn float32_kernel_maps_within_their_bound_at_every_level() {
+    let xs = sweep_f32(20_011);
+    let mut report = String::new();
+    let err = |reference: fn(f64) -> f64| move |x: f32, g: f32| ulps_f32(g, reference(x as f64));
+    let bits = |v: f32| v.to_bits() as u64;
+    report += &check_kernel_map("exp", f32_math::ExpMap, err(f64::exp), bits, 1.0, &xs);
+    report += &check_kernel_map("exp2", f32_math::Exp2Map, err(f64::exp2), bits, 1.25, &xs);
+    report += &check_kernel_map("ln", f32_math::LnMap, err(f64::ln), bits, 1.0, &xs);
+    report += &check_kernel_map("log2", f32_math::Log2Map, err(f64::log2), bits, 1.0, &xs);
+    report += &check_kernel_map("log10", f32_math::Log10Map, err(f64::log10), bits, 1.0, &xs);
+    report += &check_kernel_map("ln_1p", f32_math::Ln1pMap, err(f64::ln_1p), bits, 1.0, &xs);
+    println!("{report}");
+}
+
 #[test]
 fn float64_functions_are_within_their_bound_at_every_level() {
     let mut xs: Vec<f64> = Vec::new();
@@ -440,16 +518,44 @@ fn float64_functions_are_within_their_bound_at_every_level() {
             xs.push(-x);
         }
     }
-    let cases: Vec<Case64> = vec![
-        ("exp", f64_math::exp, f64::exp, 2.0),
-        ("exp2", f64_math::exp2, f64::exp2, 2.0),
-        ("expm1", f64_math::expm1, f64::exp_m1, 2.0),
-        ("ln", f64_math::ln, f64::ln, 2.0),
-        ("log2", f64_math::log2, f64::log2, 2.0),
-        ("log10", f64_math::log10, f64::log10, 2.0),
-        ("ln_1p", f64_math::ln_1p, f64::ln_1p, 2.0),
-    ];
     let mut report = String::new();
+    let err64 = |reference: fn(f64) -> f64| move |x: f64, g: f64| ulps_f64(g, reference(x));
+    let bits64 = |v: f64| v.to_bits();
+    report += &check_kernel_map("exp", f64_math::ExpMap, err64(f64::exp), bits64, 2.0, &xs);
+    report += &check_kernel_map(
+        "exp2",
+        f64_math::Exp2Map,
+        err64(f64::exp2),
+        bits64,
+        2.0,
+        &xs,
+    );
+    report += &check_kernel_map("ln", f64_math::LnMap, err64(f64::ln), bits64, 2.0, &xs);
+    report += &check_kernel_map(
+        "log2",
+        f64_math::Log2Map,
+        err64(f64::log2),
+        bits64,
+        2.0,
+        &xs,
+    );
+    report += &check_kernel_map(
+        "log10",
+        f64_math::Log10Map,
+        err64(f64::log10),
+        bits64,
+        2.0,
+        &xs,
+    );
+    report += &check_kernel_map(
+        "ln_1p",
+        f64_math::Ln1pMap,
+        err64(f64::ln_1p),
+        bits64,
+        2.0,
+        &xs,
+    );
+    let cases: Vec<Case64> = vec![("expm1", f64_math::expm1, f64::exp_m1, 2.0)];
     for (name, f, reference, bound) in cases {
         let want: Vec<f64> = xs.iter().map(|&x| reference(x)).collect();
         let mut first: Option<Vec<u64>> = None;

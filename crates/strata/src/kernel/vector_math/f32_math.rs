@@ -320,6 +320,31 @@ log_vector_fn! {
     Log10: log10_parts, log10;
 }
 
+kernel_map!(
+    /// `eˣ` as a map.
+    f32, ExpMap, exp, avx512_f32, Exp
+);
+kernel_map!(
+    /// `2ˣ` as a map.
+    f32, Exp2Map, exp2, avx512_f32, Exp2
+);
+kernel_map!(
+    /// `ln x` as a map (the vector function [`Ln`] below AVX-512).
+    f32, LnMap, Fixup(Ln), avx512_f32, Ln
+);
+kernel_map!(
+    /// `log₂ x` as a map.
+    f32, Log2Map, Fixup(Log2), avx512_f32, Log2
+);
+kernel_map!(
+    /// `log₁₀ x` as a map.
+    f32, Log10Map, Fixup(Log10), avx512_f32, Log10
+);
+kernel_map!(
+    /// `ln(1 + x)` as a map.
+    f32, Ln1pMap, ln_1p, avx512_f32, Ln1p
+);
+
 /// `ln(1 + x)`, accurate near 0 (within 0.82 ulp): `u = 1 + x` is split as for `ln`, and
 /// what its rounding lost, `c = x − (u − 1)` (exact), enters as `c/u`.
 #[inline(always)]

@@ -1111,6 +1111,31 @@ macro_rules! plain_vector_fn {
 plain_vector_fn!(Tanh tanh, Atan atan, Asin asin, Acos acos, Sinh sinh, Cosh cosh,
     Asinh asinh, Acosh acosh, Atanh atanh, Erf erf, Gelu gelu);
 
+kernel_map!(
+    /// `eˣ` as a map.
+    f64, ExpMap, exp, avx512_f64, Exp
+);
+kernel_map!(
+    /// `2ˣ` as a map.
+    f64, Exp2Map, exp2, avx512_f64, Exp2
+);
+kernel_map!(
+    /// `ln x` as a map.
+    f64, LnMap, ln, avx512_f64, Ln
+);
+kernel_map!(
+    /// `log₂ x` as a map.
+    f64, Log2Map, log2, avx512_f64, Log2
+);
+kernel_map!(
+    /// `log₁₀ x` as a map.
+    f64, Log10Map, log10, avx512_f64, Log10
+);
+kernel_map!(
+    /// `ln(1 + x)` as a map.
+    f64, Ln1pMap, ln_1p, avx512_f64, Ln1p
+);
+
 /// Runs the float64 ops with a [`VectorFn`] (the circular functions with their per-block
 /// fixup, and the functions above) a block at a time; `None` for the others, which the
 /// op table's generated dispatch runs. `out` and `a` are float64.
@@ -1121,7 +1146,18 @@ pub(crate) fn run_vector(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result
             unary_into::<f64, f64, _, true>(op, Cost::Math, out, a, Fixup($V))
         };
     }
+    macro_rules! map {
+        ($M:expr) => {
+            unary_into::<f64, f64, _, true>(op, Cost::Math, out, a, $M)
+        };
+    }
     Some(match kind {
+        Unary::Exp => map!(ExpMap),
+        Unary::Exp2 => map!(Exp2Map),
+        Unary::Log => map!(LnMap),
+        Unary::Log2 => map!(Log2Map),
+        Unary::Log10 => map!(Log10Map),
+        Unary::Log1p => map!(Ln1pMap),
         Unary::Sin => run!(Sin),
         Unary::Cos => run!(Cos),
         Unary::Tan => run!(Tan),
