@@ -460,6 +460,14 @@ fn float32_kernel_maps_within_their_bound_at_every_level() {
     report += &check_kernel_map("log2", f32_math::Log2Map, err(f64::log2), bits, 1.0, &xs);
     report += &check_kernel_map("log10", f32_math::Log10Map, err(f64::log10), bits, 1.0, &xs);
     report += &check_kernel_map("ln_1p", f32_math::Ln1pMap, err(f64::ln_1p), bits, 1.0, &xs);
+    report += &check_kernel_map(
+        "expm1",
+        f32_math::Expm1Map,
+        err(f64::exp_m1),
+        bits,
+        1.6,
+        &xs,
+    );
     println!("{report}");
 }
 
@@ -551,6 +559,14 @@ fn float64_functions_are_within_their_bound_at_every_level() {
         "ln_1p",
         f64_math::Ln1pMap,
         err64(f64::ln_1p),
+        bits64,
+        2.0,
+        &xs,
+    );
+    report += &check_kernel_map(
+        "expm1",
+        f64_math::Expm1Map,
+        err64(f64::exp_m1),
         bits64,
         2.0,
         &xs,

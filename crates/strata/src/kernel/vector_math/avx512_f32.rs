@@ -1,21 +1,23 @@
-//! AVX-512 kernels for the float32 exponentials and logarithms (`exp exp2 log log2
-//! log10 log1p`), sixteen lanes to a register: the forms of `avx512_f64.rs` in float32, with
-//! sixteen-entry tables that one `vpermps` looks up.
+//! AVX-512 kernels for the float32 exponentials and logarithms (`exp exp2 expm1 log
+//! log2 log10 log1p`), sixteen lanes to a register: the forms of `avx512_f64.rs` in
+//! float32, with sixteen-entry tables that one `vpermps` looks up.
 //!
-//! **exp, exp2.** `x = (16k + j)·ln2/16 + r`, `|r| ≤ ln2/32`: `2ᵏ·2^(j/16)·eʳ` with
+//! **exp, exp2, expm1.** `x = (16k + j)·ln2/16 + r`, `|r| ≤ ln2/32`: `2ᵏ·2^(j/16)·eʳ` with
 //! `2^(j/16)` as a high and a low float32, `eʳ − 1 = r + r²·Q(r)` with `Q` of degree 2
 //! (error 2⁻³⁶ after the factor r²), `vscalefps` for `2ᵏ` (one rounding, subnormal
 //! results included); the clamp of `x` gives overflow, underflow, infinities and NaN.
+//! `expm1` as `(2ᵏ·T_hi − 1) + (…)` with the subtraction's error carried (see [`expm1`]).
 //!
 //! **log, log2, log10.** `x = 2ᵏ·z`, `z` in `[0.672, 1.344)` in one of sixteen intervals
-//! (1 mid-interval, with `c = 1`), `r = fma(z, 1/c, −1)`, `|r| ≤ 2⁻⁵`; `log_b c` as a high part on a 2⁻¹⁷ grid (exact
-//! with `k·log_b 2`'s high part) and a low part; `ln(1 + r) = r − r²/2 + r³·P(r)`, `P` of
+//! (1 mid-interval, with `c = 1`), `r = fma(z, 1/c, −1)`, `|r| ≤ 2⁻⁵`; `log_b c` as a
+//! high part on a 2⁻¹⁷ grid (exact with `k·log_b 2`'s high part) and a low part; `ln(1 + r) = r − r²/2 + r³·P(r)`, `P` of
 //! degree 2 (error 2⁻²⁹ after r²). Zero, negative, subnormal, infinite and NaN inputs are
 //! recomputed by the portable function.
 //!
 //! Accuracy (every 20011th float32 against the float64 C library, `accuracy_tests.rs`):
-//! `exp` 0.74 ulp, `exp2` 0.56, `log` 0.56, `log2` 0.55, `log10` 0.91 (where `log c` and
-//! `log(1 + r)` nearly cancel and `r`'s rounding counts twice), `log1p` 0.79. Not
+//! `exp` 0.74 ulp, `exp2` 0.56, `expm1` 0.99 (`s·p` and the sum round apart where they
+//! nearly cancel), `log` 0.56, `log2` 0.55, `log10` 0.91 (where `log c` and `log(1 + r)`
+//! nearly cancel and `r`'s rounding counts twice), `log1p` 0.79. Not
 //! bit-identical to the portable level's results.
 
 use std::arch::x86_64::*;
@@ -239,19 +241,72 @@ fn look(t: &[f32; 16], idx: __m512i) -> __m512 {
 }
 
 /// The shared tail of `exp` and `exp2` (see `avx512_f64::exp_tail`).
+/// The table entry `2^(j/16)` (high and low parts) and `eʳ − 1`, for `t` holding the
+/// rounded `16·x/ln2` (or `16·x`) plus [`MAGIC`] and `r` the reduced argument (`|r| ≤
+/// ln2/32`, natural units).
 #[inline(always)]
-fn exp_tail(t: __m512, kf: __m512, r: __m512) -> __m512 {
+fn exp_parts(t: __m512, r: __m512) -> (__m512, __m512, __m512) {
     // SAFETY: called only under `run`, whose target features (and the CPU) have
-    // AVX-512F; the intrinsics here touch no memory but the tables they load.
+    // AVX-512F and DQ; the intrinsics here touch no memory but the tables they load.
     unsafe {
         let idx = _mm512_castps_si512(t);
         let th = look(&EXP_T_HI, idx);
         let tl = look(&EXP_T_LO, idx);
         let q = _mm512_fmadd_ps(splat(EXP_Q[2]), r, splat(EXP_Q[1]));
         let q = _mm512_fmadd_ps(q, r, splat(EXP_Q[0]));
-        let em1 = _mm512_fmadd_ps(q, _mm512_mul_ps(r, r), r);
+        (th, tl, _mm512_fmadd_ps(q, _mm512_mul_ps(r, r), r))
+    }
+}
+
+/// `2^(kf/16)·eʳ` (see [`exp_parts`]): the shared tail of `exp` and `exp2`.
+#[inline(always)]
+fn exp_tail(t: __m512, kf: __m512, r: __m512) -> __m512 {
+    let (th, tl, em1) = exp_parts(t, r);
+    // SAFETY: as for `exp_parts`.
+    unsafe {
         let y = _mm512_add_ps(th, _mm512_fmadd_ps(th, em1, tl));
+        // vscalef multiplies by 2^floor(kf/16), with one rounding.
         _mm512_scalef_ps(y, _mm512_mul_ps(kf, splat(0.0625)))
+    }
+}
+
+/// `eˣ − 1` in each lane: `2ᵏ·T·(1 + p) − 1` with `T = 2^(j/16)` and `p = eʳ − 1` as in
+/// `exp`, formed as `(s − 1) + (s·p + 2ᵏ·T_lo·(1 + p))` with `s = 2ᵏ·T_hi` (exact): `s − 1`
+/// by Fast2Sum in whichever order has the larger operand first, its error carried into
+/// the low sum, one rounding at the end. X above about 83, the exp form (the −1 is
+/// below its last bit); below −18, eˣ is under half an ulp of 1, so −1; `|x|` below half an ulp of 1 is `x`
+/// (±0 keep their sign); NaN passes the clamps.
+#[inline(always)]
+fn expm1(x: __m512) -> __m512 {
+    // SAFETY: as for `exp_parts`.
+    unsafe {
+        const K: f32 = 23.083_12; // 16/ln2
+        const L_HI: f32 = f32::from_bits(0x3d31_7218); // ln2/16
+        const L_LO: f32 = f32::from_bits(0xaf02_e308);
+        let one = splat(1.0);
+        let xc = _mm512_max_ps(splat(-18.0), _mm512_min_ps(splat(90.0), x));
+        let t = _mm512_fmadd_ps(xc, splat(K), splat(MAGIC));
+        let kf = _mm512_sub_ps(t, splat(MAGIC));
+        let r = _mm512_fnmadd_ps(kf, splat(L_HI), xc);
+        let r = _mm512_fnmadd_ps(kf, splat(L_LO), r);
+        let (th, tl, p) = exp_parts(t, r);
+        let e = _mm512_mul_ps(kf, splat(0.0625));
+        let s = _mm512_scalef_ps(th, e);
+        let sl = _mm512_scalef_ps(tl, e);
+        let hi = _mm512_sub_ps(s, one);
+        let ge1 = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(s, one);
+        let err_big = _mm512_sub_ps(_mm512_sub_ps(s, hi), one);
+        let err_small = _mm512_sub_ps(s, _mm512_add_ps(hi, one));
+        let err = _mm512_mask_blend_ps(ge1, err_small, err_big);
+        let tail = _mm512_fmadd_ps(s, p, _mm512_add_ps(_mm512_fmadd_ps(sl, p, sl), err));
+        let v = _mm512_add_ps(hi, tail);
+        let y = _mm512_add_ps(th, _mm512_fmadd_ps(th, p, tl));
+        let big = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(kf, splat(1920.0));
+        let v = _mm512_mask_blend_ps(big, v, _mm512_scalef_ps(y, e));
+        let low = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(x, splat(-18.0));
+        let v = _mm512_mask_blend_ps(low, v, _mm512_sub_ps(_mm512_setzero_ps(), one));
+        let tiny = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(_mm512_abs_ps(x), splat(2.980_232_2e-8));
+        _mm512_mask_blend_ps(tiny, v, x)
     }
 }
 
@@ -368,6 +423,7 @@ pub(crate) enum Func {
     Log2,
     Log10,
     Ln1p,
+    Expm1,
 }
 
 /// `log_b x` in each lane, the rare lanes (zero, negative, subnormal, infinite, NaN: one
@@ -475,5 +531,6 @@ pub(crate) unsafe fn run(f: Func, o: *mut f32, x: *const f32, n: usize) {
         Func::Log2 => run_with!(o, x, n, |v| log_checked(v, &LOG2, f32_math::log2)),
         Func::Log10 => run_with!(o, x, n, |v| log_checked(v, &LOG10, f32_math::log10)),
         Func::Ln1p => run_with!(o, x, n, |v| ln_1p(v)),
+        Func::Expm1 => run_with!(o, x, n, |v| expm1(v)),
     }
 }

@@ -344,6 +344,10 @@ kernel_map!(
     /// `ln(1 + x)` as a map.
     f32, Ln1pMap, ln_1p, avx512_f32, Ln1p
 );
+kernel_map!(
+    /// `eˣ − 1` as a map.
+    f32, Expm1Map, expm1, avx512_f32, Expm1
+);
 
 /// `ln(1 + x)`, accurate near 0 (within 0.82 ulp): `u = 1 + x` is split as for `ln`, and
 /// what its rounding lost, `c = x − (u − 1)` (exact), enters as `c/u`.

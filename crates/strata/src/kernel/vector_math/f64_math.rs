@@ -1135,6 +1135,10 @@ kernel_map!(
     /// `ln(1 + x)` as a map.
     f64, Ln1pMap, ln_1p, avx512_f64, Ln1p
 );
+kernel_map!(
+    /// `eˣ − 1` as a map.
+    f64, Expm1Map, expm1, avx512_f64, Expm1
+);
 
 /// Runs the float64 ops with a [`VectorFn`] (the circular functions with their per-block
 /// fixup, and the functions above) a block at a time; `None` for the others, which the
@@ -1158,6 +1162,7 @@ pub(crate) fn run_vector(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result
         Unary::Log2 => map!(Log2Map),
         Unary::Log10 => map!(Log10Map),
         Unary::Log1p => map!(Ln1pMap),
+        Unary::Expm1 => map!(Expm1Map),
         Unary::Sin => run!(Sin),
         Unary::Cos => run!(Cos),
         Unary::Tan => run!(Tan),

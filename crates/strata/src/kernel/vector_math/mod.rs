@@ -49,15 +49,15 @@
 //! The functions above use no fused multiply-add: the portable build has none (it would
 //! be a library call). So the portable and AVX2 levels compute bit-identical results.
 //!
-//! **AVX-512 kernels** (`avx512_f32.rs`, `avx512_f64.rs`): `exp exp2 log log2 log10
-//! log1p`, in float32 and float64, have a second form for the AVX-512 level, written with
+//! **AVX-512 kernels** (`avx512_f32.rs`, `avx512_f64.rs`): `exp exp2 expm1 log log2
+//! log10 log1p`, in float32 and float64, have a second form for the AVX-512 level, written with
 //! `std::arch` intrinsics: sixteen-entry tables looked up by one permute (`2^(j/16)`; the
 //! logarithms of sixteen interval centres around 1), fused multiply-adds, `vscalef` for the
 //! power of two. Without tables and fused multiply-adds the portable forms (a division
 //! each) stayed 1.2–2.3× NumPy's time (whose AVX-512 loops are Intel's SVML). Their results
 //! are within the same bounds but not bit-identical to the other levels' (measured worst:
-//! float32 `exp` 0.74 ulp, `exp2` 0.56, `log` 0.56, `log2` 0.55, `log10` 0.91, `log1p`
-//! 0.79; float64 0.51–0.54 ulp of mpmath). The portable function stays what single
+//! float32 `exp` 0.74 ulp, `exp2` 0.56, `expm1` 0.99, `log` 0.56, `log2` 0.55, `log10`
+//! 0.91, `log1p` 0.79; float64 0.51–0.54 ulp of mpmath, `expm1` within 1.5). The portable function stays what single
 //! elements get at every level
 //! ([`Map1::one`](crate::kernel::elementwise_loops::Map1::one): a broadcast input), and
 //! the kernel takes a run's tail through masked loads, so within a run an element's result
@@ -149,6 +149,7 @@ pub(crate) fn run_with_fixup(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Re
         Unary::Log2 => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::Log2Map),
         Unary::Log10 => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::Log10Map),
         Unary::Log1p => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::Ln1pMap),
+        Unary::Expm1 => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::Expm1Map),
         _ => return None,
     })
 }
