@@ -431,23 +431,34 @@ pub(crate) enum Func {
 #[inline(always)]
 fn log_checked(x: __m512, b: &Base, scalar: fn(f32) -> f32) -> __m512 {
     let v = log_normal(x, b, splat(0.0));
-    // SAFETY: AVX-512F (see `run`); the stores below go to local arrays of sixteen.
-    unsafe {
+    // SAFETY: AVX-512F (see `run`); no memory is touched.
+    let rare = unsafe {
         let off = _mm512_sub_epi32(_mm512_castps_si512(x), _mm512_set1_epi32(0x0080_0000));
-        let rare = _mm512_cmpge_epu32_mask(off, _mm512_set1_epi32(0x7f00_0000));
-        if rare == 0 {
-            return v;
-        }
-        let (mut xs, mut vs) = ([0.0f32; 16], [0.0f32; 16]);
+        _mm512_cmpge_epu32_mask(off, _mm512_set1_epi32(0x7f00_0000))
+    };
+    fix_rare(x, v, rare, scalar)
+}
+
+/// `v` with the lanes in `rare` replaced by `scalar` of `x`'s lanes (the portable
+/// function, for the inputs a kernel's fast form does not cover).
+#[inline(always)]
+fn fix_rare(x: __m512, v: __m512, rare: __mmask16, scalar: fn(f32) -> f32) -> __m512 {
+    if rare == 0 {
+        return v;
+    }
+    let (mut xs, mut vs) = ([0.0f32; 16], [0.0f32; 16]);
+    // SAFETY: AVX-512F (see `run`); the stores and the load use local arrays of 16.
+    unsafe {
         _mm512_storeu_ps(xs.as_mut_ptr(), x);
         _mm512_storeu_ps(vs.as_mut_ptr(), v);
-        for (k, (o, &xk)) in vs.iter_mut().zip(&xs).enumerate() {
-            if rare & (1 << k) != 0 {
-                *o = scalar(xk);
-            }
-        }
-        _mm512_loadu_ps(vs.as_ptr())
     }
+    for (k, (o, &xk)) in vs.iter_mut().zip(&xs).enumerate() {
+        if rare & (1 << k) != 0 {
+            *o = scalar(xk);
+        }
+    }
+    // SAFETY: as above.
+    unsafe { _mm512_loadu_ps(vs.as_ptr()) }
 }
 
 /// `ln(1 + x)` in each lane: `u = 1 + x` rounded, what the rounding lost (`c`, exact by
@@ -458,7 +469,7 @@ fn log_checked(x: __m512, b: &Base, scalar: fn(f32) -> f32) -> __m512 {
 #[inline(always)]
 fn ln_1p(x: __m512) -> __m512 {
     // SAFETY: called only under `run`, whose target features (and the CPU) have AVX-512F
-    // and DQ; the stores go to local arrays of 16.
+    // and DQ; no memory is touched.
     unsafe {
         let one = splat(1.0);
         let u = _mm512_add_ps(one, x);
@@ -474,18 +485,7 @@ fn ln_1p(x: __m512) -> __m512 {
             _mm512_sub_epi32(_mm512_castps_si512(u), _mm512_set1_epi32(0x0080_0000)),
             _mm512_set1_epi32(0x7f00_0000),
         ) & !tiny;
-        if rare == 0 {
-            return v;
-        }
-        let (mut xs, mut vs) = ([0.0f32; 16], [0.0f32; 16]);
-        _mm512_storeu_ps(xs.as_mut_ptr(), x);
-        _mm512_storeu_ps(vs.as_mut_ptr(), v);
-        for (k, (o, &xk)) in vs.iter_mut().zip(&xs).enumerate() {
-            if rare & (1 << k) != 0 {
-                *o = f32_math::ln_1p(xk);
-            }
-        }
-        _mm512_loadu_ps(vs.as_ptr())
+        fix_rare(x, v, rare, f32_math::ln_1p)
     }
 }
 

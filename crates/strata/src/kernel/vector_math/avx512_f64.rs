@@ -529,11 +529,18 @@ pub(crate) enum Func {
 fn log_checked(x: __m512d, b: &Base, scalar: fn(f64) -> f64) -> __m512d {
     let v = log_normal(x, b, splat(0.0));
     let rare = log_rare(x);
+    fix_rare(x, v, rare, scalar)
+}
+
+/// `v` with the lanes in `rare` replaced by `scalar` of `x`'s lanes (the portable
+/// function, for the inputs a kernel's fast form does not cover).
+#[inline(always)]
+fn fix_rare(x: __m512d, v: __m512d, rare: __mmask8, scalar: fn(f64) -> f64) -> __m512d {
     if rare == 0 {
         return v;
     }
     let (mut xs, mut vs) = ([0.0f64; 8], [0.0f64; 8]);
-    // SAFETY: both arrays hold eight float64 (unaligned stores); AVX-512F as above.
+    // SAFETY: AVX-512F (see `run`); the stores and the load use local arrays of 8.
     unsafe {
         _mm512_storeu_pd(xs.as_mut_ptr(), x);
         _mm512_storeu_pd(vs.as_mut_ptr(), v);
@@ -555,7 +562,7 @@ fn log_checked(x: __m512d, b: &Base, scalar: fn(f64) -> f64) -> __m512d {
 #[inline(always)]
 fn ln_1p(x: __m512d) -> __m512d {
     // SAFETY: called only under `run`, whose target features (and the CPU) have AVX-512F
-    // and DQ; the stores go to local arrays of 8.
+    // and DQ; no memory is touched.
     unsafe {
         let one = splat(1.0);
         let u = _mm512_add_pd(one, x);
@@ -574,18 +581,7 @@ fn ln_1p(x: __m512d) -> __m512d {
             ),
             _mm512_set1_epi64(0x7fe0_0000_0000_0000),
         ) & !tiny;
-        if rare == 0 {
-            return v;
-        }
-        let (mut xs, mut vs) = ([0.0f64; 8], [0.0f64; 8]);
-        _mm512_storeu_pd(xs.as_mut_ptr(), x);
-        _mm512_storeu_pd(vs.as_mut_ptr(), v);
-        for (k, (o, &xk)) in vs.iter_mut().zip(&xs).enumerate() {
-            if rare & (1 << k) != 0 {
-                *o = f64_math::ln_1p(xk);
-            }
-        }
-        _mm512_loadu_pd(vs.as_ptr())
+        fix_rare(x, v, rare, f64_math::ln_1p)
     }
 }
 
