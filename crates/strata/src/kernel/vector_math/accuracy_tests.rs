@@ -383,8 +383,6 @@ fn ulps_f64(got: f64, want: f64) -> f64 {
     (got - want).abs() / ulp_f64(want)
 }
 
-type Case64 = (&'static str, fn(f64) -> f64, fn(f64) -> f64, f64);
-
 /// A map with its own AVX-512 kernel (`avx512_f32.rs`, `avx512_f64.rs`) through the block
 /// loops at every level: within `bound` ulp (`err(x, got)`) over `xs`; below AVX-512,
 /// the portable map's bits at every level (block and element forms alike); at AVX-512,
@@ -571,35 +569,6 @@ fn float64_functions_are_within_their_bound_at_every_level() {
         2.0,
         &xs,
     );
-    let cases: Vec<Case64> = vec![("expm1", f64_math::expm1, f64::exp_m1, 2.0)];
-    for (name, f, reference, bound) in cases {
-        let want: Vec<f64> = xs.iter().map(|&x| reference(x)).collect();
-        let mut first: Option<Vec<u64>> = None;
-        for level in levels() {
-            let got = map_at_level(level, &xs, 1, f);
-            let (mut worst, mut at) = (0.0f64, 0.0f64);
-            for ((&x, &g), &w) in xs.iter().zip(&got).zip(&want) {
-                let e = ulps_f64(g, w);
-                if e > worst {
-                    (worst, at) = (e, x);
-                }
-            }
-            assert!(
-                worst <= bound,
-                "{name} at {level:?}: {worst} ulp at x = {at:e}: got {:e}, want {:e}",
-                f(at),
-                reference(at)
-            );
-            let bits: Vec<u64> = got.iter().map(|v| v.to_bits()).collect();
-            match &first {
-                None => first = Some(bits),
-                Some(b) => assert!(*b == bits, "{name}: {level:?} differs from Portable"),
-            }
-            if level == Level::Portable {
-                report.push_str(&format!("{name}: {worst:.3} ulp\n"));
-            }
-        }
-    }
     println!("{report}");
 }
 

@@ -126,11 +126,11 @@ pub(crate) mod f64_math;
 #[cfg(test)]
 mod accuracy_tests;
 
-/// Runs the ops whose vector form needs a per-block fixup ([`VectorFn`]: float32 `sin`,
-/// `cos`, `tan`, whose float32 reduction holds below 12867, and the logarithms, whose fast
-/// form takes positive normal inputs; the float64 ops of
-/// [`f64_math::run_vector`]) through that form; `None` for every other op and dtype, which
-/// the table's generated dispatch runs (`kernel/unary.rs`).
+/// Runs the float32 and float64 ops that have their own map: a per-block fixup
+/// ([`VectorFn`]: float32 `sin`, `cos`, `tan`, whose float32 reduction holds below 12867;
+/// the float64 ops of [`f64_math::run_vector`]) or an AVX-512 kernel ([`kernel_map!`]:
+/// `exp exp2 expm1 log log2 log10 log1p`); `None` for every other op and dtype, which the
+/// table's generated dispatch runs (`kernel/unary.rs`).
 pub(crate) fn run_with_fixup(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result<()>> {
     if a.dtype() == DType::F64 && out.dtype() == DType::F64 {
         return f64_math::run_vector(kind, out, a);
