@@ -1,6 +1,9 @@
 //! AVX-512 kernels for the float32 exponentials and logarithms (`exp exp2 expm1 log
-//! log2 log10 log1p`), sixteen lanes to a register: the forms of `avx512_f64.rs` in
-//! float32, with sixteen-entry tables that one `vpermps` looks up.
+//! log2 log10 log1p`), the hyperbolic functions and their inverses (`tanh sinh cosh asinh
+//! acosh atanh`), sixteen lanes to a register: the forms of `avx512_f64.rs` in float32,
+//! with sixteen-entry tables that one `vpermps` looks up; `tanh` alone is a table of
+//! thirty-two polynomials (see [`tanh`]: the exponential's form cost 0.42 ms per 1M,
+//! NumPy's takes 0.37).
 //!
 //! **exp, exp2, expm1.** `x = (16k + j)·ln2/16 + r`, `|r| ≤ ln2/32`: `2ᵏ·2^(j/16)·eʳ` with
 //! `2^(j/16)` as a high and a low float32, `eʳ − 1 = r + r²·Q(r)` with `Q` of degree 2
@@ -14,11 +17,13 @@
 //! degree 2 (error 2⁻²⁹ after r²). Zero, negative, subnormal, infinite and NaN inputs are
 //! recomputed by the portable function.
 //!
-//! Accuracy (every 20011th float32 against the float64 C library, `accuracy_tests.rs`):
-//! `exp` 0.74 ulp, `exp2` 0.56, `expm1` 0.99 (`s·p` and the sum round apart where they
-//! nearly cancel), `log` 0.56, `log2` 0.55, `log10` 0.91 (where `log c` and `log(1 + r)`
-//! nearly cancel and `r`'s rounding counts twice), `log1p` 0.79. Not
-//! bit-identical to the portable level's results.
+//! Accuracy (every 20011th float32 against the float64 C library, `accuracy_tests.rs`;
+//! every 7th in development): `exp` 0.74 ulp, `exp2` 0.56, `expm1` 0.99 (`s·p` and the
+//! sum round apart where they nearly cancel), `log` 0.56, `log2` 0.55, `log10` 0.91 (where
+//! `log c` and `log(1 + r)` nearly cancel and `r`'s rounding counts twice), `log1p` 0.79,
+//! `tanh` 1.0 (next to 1/32, where the first interval's `1 + t·R` rounds), `sinh` 0.77,
+//! `cosh` 0.88, `asinh` 1.02 (`r` rounded, as for `log10`), `acosh` 0.78, `atanh` 1.0.
+//! Not bit-identical to the portable level's results.
 
 use std::arch::x86_64::*;
 
@@ -310,6 +315,398 @@ fn expm1(x: __m512) -> __m512 {
     }
 }
 
+/// The pieces of `2^off·eᵃ` for `a` already clamped (NaN passes): `s = 2^(k+off)·T_hi`
+/// (exact), `sl = 2^(k+off)·T_lo` and `p = eʳ − 1`, so that `2^off·eᵃ = (s + sl)·(1 + p)`.
+#[inline(always)]
+fn exp_pieces(a: __m512, off: f32) -> (__m512, __m512, __m512) {
+    // SAFETY: as for `exp_parts`.
+    unsafe {
+        const K: f32 = 23.083_12; // 16/ln2
+        const L_HI: f32 = f32::from_bits(0x3d31_7218); // ln2/16
+        const L_LO: f32 = f32::from_bits(0xaf02_e308);
+        let t = _mm512_fmadd_ps(a, splat(K), splat(MAGIC));
+        let kf = _mm512_sub_ps(t, splat(MAGIC));
+        let r = _mm512_fnmadd_ps(kf, splat(L_HI), a);
+        let r = _mm512_fnmadd_ps(kf, splat(L_LO), r);
+        let (th, tl, p) = exp_parts(t, r);
+        let e = _mm512_fmadd_ps(kf, splat(0.0625), splat(off));
+        (_mm512_scalef_ps(th, e), _mm512_scalef_ps(tl, e), p)
+    }
+}
+
+/// `|x|` and `x`'s sign bit.
+#[inline(always)]
+fn abs_sign(x: __m512) -> (__m512, __m512) {
+    // SAFETY: AVX-512F and DQ (see `run`); no memory is touched.
+    unsafe { (_mm512_abs_ps(x), _mm512_and_ps(x, splat(-0.0))) }
+}
+
+/// `a + a³·P(a²)` (an odd polynomial; `c` from the `a³` coefficient up).
+#[inline(always)]
+fn odd_poly<const N: usize>(a: __m512, c: [f32; N]) -> __m512 {
+    // SAFETY: AVX-512F (see `run`); no memory is touched.
+    unsafe {
+        let z = _mm512_mul_ps(a, a);
+        let mut q = splat(c[N - 1]);
+        for &ck in c[..N - 1].iter().rev() {
+            q = _mm512_fmadd_ps(q, z, splat(ck));
+        }
+        _mm512_fmadd_ps(_mm512_mul_ps(a, z), q, a)
+    }
+}
+
+/// `(sinh(a) − a)/a³` as a polynomial in `a²` on `a ≤ 1` (Chebyshev fit, error 2⁻³² of
+/// `sinh`).
+const SINH_P: [f32; 4] = [
+    f32::from_bits(0x3e2a_aaab),
+    f32::from_bits(0x3c08_888f),
+    f32::from_bits(0x3950_0480),
+    f32::from_bits(0x363c_5387),
+];
+
+/// The float32 `tanh` table (see [`tanh`]): per interval, the expansion point `s` and the
+/// polynomial's coefficients `c0…c5` (in `t = |x| − s`), as bits. Interval 0 is `[0, 1/16)`
+/// with `s = 0`; 1 to 28 are the quarter-binades from 1/16 to 8; 29 (and the unused 30,
+/// 31) `[8, 9.5]`. `s` is a float32 near the interval's middle whose `tanh` is within
+/// 2⁻⁸ ulp of a float32 (`c0`); the other coefficients are Chebyshev fits (error at most
+/// 0.38 ulp on `[4, 5)`, 0.25 ulp elsewhere).
+const TANH_TABLE: [[u32; 32]; 7] = [
+    // s
+    [
+        0x0000_0000,
+        0x3d8f_fa35,
+        0x3daf_ff73,
+        0x3dcf_fef3,
+        0x3df0_021a,
+        0x3e0f_fc3b,
+        0x3e30_0350,
+        0x3e50_04dc,
+        0x3e70_043d,
+        0x3e8f_fb29,
+        0x3eb0_0034,
+        0x3ed0_0226,
+        0x3eef_fa63,
+        0x3f0f_fe76,
+        0x3f2f_fe3e,
+        0x3f50_0278,
+        0x3f6f_fcad,
+        0x3f90_046f,
+        0x3fb0_0320,
+        0x3fcf_ff88,
+        0x3ff0_003b,
+        0x4010_049f,
+        0x4030_057e,
+        0x404f_fe96,
+        0x4070_040e,
+        0x4090_0269,
+        0x40b0_02f9,
+        0x40cf_fa24,
+        0x40f0_05dc,
+        0x410b_fa24,
+        0x410b_fa24,
+        0x410b_fa24,
+    ],
+    // c0
+    [
+        0x0000_0000,
+        0x3d8f_bd9b,
+        0x3daf_90dd,
+        0x3dcf_48a1,
+        0x3dee_ea5c,
+        0x3e0f_0b36,
+        0x3e2e_4cbb,
+        0x3e4d_3438,
+        0x3e6b_b732,
+        0x3e8c_4d53,
+        0x3ea9_6191,
+        0x3ec5_45c5,
+        0x3edf_d2ab,
+        0x3f02_8314,
+        0x3f18_aace,
+        0x3f2b_c5db,
+        0x3f3b_ea94,
+        0x3f4f_316a,
+        0x3f61_3dbc,
+        0x3f6c_e35b,
+        0x3f74_3c5a,
+        0x3f7a_60b9,
+        0x3f7d_eae0,
+        0x3f7f_3b34,
+        0x3f7f_b795,
+        0x3f7f_efd6,
+        0x3f7f_fdd0,
+        0x3f7f_ffb4,
+        0x3f7f_fff6,
+        0x3f7f_ffff,
+        0x3f7f_ffff,
+        0x3f7f_ffff,
+    ],
+    // c1
+    [
+        0x3f80_0000,
+        0x3f7e_bd2b,
+        0x3f7e_1e62,
+        0x3f7d_60a6,
+        0x3f7c_841e,
+        0x3f7b_0128,
+        0x3f78_953a,
+        0x3f75_b835,
+        0x3f72_6f62,
+        0x3f6c_c6d5,
+        0x3f63_fb82,
+        0x3f59_fee3,
+        0x3f4f_13d3,
+        0x3f3d_769d,
+        0x3f24_f4b9,
+        0x3f0c_be15,
+        0x3eec_1eea,
+        0x3eb0_9e1a,
+        0x3e67_49b3,
+        0x3e13_3019,
+        0x3db7_e732,
+        0x3d31_ef22,
+        0x3c84_bd39,
+        0x3bc4_805c,
+        0x3b10_c185,
+        0x3a01_4c27,
+        0x388b_ffae,
+        0x3717_e7bc,
+        0x35a3_ff22,
+        0x33d8_526b,
+        0x33d8_526b,
+        0x33d8_526b,
+    ],
+    // c2
+    [
+        0x3383_8a48,
+        0xbd8f_0857,
+        0xbdae_4692,
+        0xbdcd_2909,
+        0xbdeb_a9ff,
+        0xbe0c_40a3,
+        0xbe29_3fef,
+        0xbe44_f6a2,
+        0xbe5f_39bc,
+        0xbe81_c440,
+        0xbe96_d7eb,
+        0xbea7_fc8d,
+        0xbeb5_0cad,
+        0xbec1_2e71,
+        0xbec4_beb7,
+        0xbebc_df7f,
+        0xbead_52f6,
+        0xbe8e_f244,
+        0xbe4b_7ff1,
+        0xbe08_3335,
+        0xbdaf_73c2,
+        0xbd2e_0517,
+        0xbc83_a646,
+        0xbbc3_e4d2,
+        0xbb10_950c,
+        0xba01_0f1a,
+        0xb88b_c4cc,
+        0xb717_a91d,
+        0xb5a3_bb61,
+        0xb3d6_8047,
+        0xb3d6_8047,
+        0xb3d6_8047,
+    ],
+    // c3
+    [
+        0xbeaa_ab30,
+        0xbea7_50f5,
+        0xbea5_ad70,
+        0xbea3_ba26,
+        0xbea1_7895,
+        0xbe9d_8a52,
+        0xbe97_514b,
+        0xbe90_13ee,
+        0xbe87_ee5f,
+        0xbe74_9540,
+        0xbe4c_2bfb,
+        0xbe21_360e,
+        0xbdeb_9ecd,
+        0xbd5e_94b3,
+        0x3c6b_801b,
+        0x3d83_9cbf,
+        0x3dc2_15b5,
+        0x3de3_47b4,
+        0x3dcb_e79e,
+        0x3d99_f033,
+        0x3d54_2d58,
+        0x3cdd_c999,
+        0x3c2c_adce,
+        0x3b81_d17f,
+        0x3ac0_5c15,
+        0x39ac_2595,
+        0x383a_82bb,
+        0x36ca_69d1,
+        0x355a_7e89,
+        0x338f_bef4,
+        0x338f_bef4,
+        0x338f_bef4,
+    ],
+    // c4
+    [
+        0x38e6_8aa0,
+        0x3d3d_4a8c,
+        0x3d65_cb5a,
+        0x3d86_aa3f,
+        0x3d99_e4fa,
+        0x3db5_7e55,
+        0x3dd7_d11c,
+        0x3df6_c067,
+        0x3e08_f6a4,
+        0x3e19_6d07,
+        0x3e27_ffcc,
+        0x3e2e_018b,
+        0x3e2c_1dc6,
+        0x3e1c_eec0,
+        0x3df4_a1d1,
+        0x3da3_9b7e,
+        0x3d31_ab7e,
+        0x3b71_1a88,
+        0xbcac_d943,
+        0xbccd_cb45,
+        0xbcaa_cb01,
+        0xbc4a_e97a,
+        0xbba8_afe8,
+        0xbb01_c004,
+        0xba41_dbb2,
+        0xb934_d29c,
+        0xb7c4_225f,
+        0xb654_dc19,
+        0xb4e5_d192,
+        0xb321_2b0c,
+        0xb321_2b0c,
+        0xb321_2b0c,
+    ],
+    // c5
+    [
+        0x3e07_52ab,
+        0x3e02_dc0e,
+        0x3e00_1c36,
+        0x3df9_b52b,
+        0x3df2_39f5,
+        0x3de5_47d2,
+        0x3dd1_30d9,
+        0x3dba_532f,
+        0x3da1_45fd,
+        0x3d71_e647,
+        0x3d02_e0f7,
+        0x3bc2_1cfb,
+        0xbc8c_9dd9,
+        0xbd32_34e7,
+        0xbd7c_4a35,
+        0xbd80_60c2,
+        0xbd59_5bc1,
+        0xbd03_3059,
+        0xbc1b_92af,
+        0x3ab8_555d,
+        0x3b96_eaf6,
+        0x3b82_5e50,
+        0x3afa_c37d,
+        0x3a49_b997,
+        0x3999_373f,
+        0x388e_6962,
+        0x371a_c614,
+        0x35a7_a82c,
+        0x3435_8824,
+        0x3279_3963,
+        0x3279_3963,
+        0x3279_3963,
+    ],
+];
+
+/// A thirty-two-entry table (as bits) as two registers.
+#[inline(always)]
+fn table32(t: &[u32; 32]) -> (__m512, __m512) {
+    // SAFETY: `t` holds thirty-two 32-bit words; unaligned loads.
+    unsafe {
+        (
+            _mm512_castsi512_ps(_mm512_loadu_si512(t.as_ptr().cast())),
+            _mm512_castsi512_ps(_mm512_loadu_si512(t.as_ptr().add(16).cast())),
+        )
+    }
+}
+
+/// `tanh x` in each lane: a polynomial of degree 5 in `t = a − s` for `a = |x|`, from
+/// one of thirty-two intervals ([`TANH_TABLE`]; the index is the bits of `a` shifted to
+/// its quarter-binade, one `vpermt2ps` per coefficient); `a` clamped to 9.5, where the
+/// result rounds to 1. Interval 0 (`s = 0`, `c0 = 0`, `c1 = 1`) keeps the relative
+/// precision next to 0 (±0 and subnormals come out as `x`). The sign is `x`'s; NaN
+/// passes (`t` is NaN).
+#[inline(always)]
+fn tanh(x: __m512) -> __m512 {
+    // SAFETY: as for `exp_parts`.
+    unsafe {
+        let (ax, sign) = abs_sign(x);
+        // `vminps` returns its second operand when either is NaN.
+        let a = _mm512_min_ps(splat(9.5), ax);
+        // Quarter-binades from 1/16 (bits 0x3d80_0000 >> 21 = 492) are intervals 1 up.
+        let q = _mm512_sub_epi32(
+            _mm512_srli_epi32::<21>(_mm512_castps_si512(a)),
+            _mm512_set1_epi32(491),
+        );
+        let idx = _mm512_max_epi32(q, _mm512_setzero_si512());
+        let pick = |row: &[u32; 32]| {
+            let (lo, hi) = table32(row);
+            _mm512_permutex2var_ps(lo, idx, hi)
+        };
+        let t = _mm512_sub_ps(a, pick(&TANH_TABLE[0]));
+        let mut v = pick(&TANH_TABLE[6]);
+        for row in TANH_TABLE[1..6].iter().rev() {
+            v = _mm512_fmadd_ps(v, t, pick(row));
+        }
+        _mm512_or_ps(v, sign)
+    }
+}
+
+/// `eᵃ/4` as `s + hl` (`s` exact) and `e⁻ᵃ/4 = 1/(16·(s + hl))` rounded (within an ulp;
+/// at most a sixth of the result where `sinh` uses it, so no correction), for `a = |x|`
+/// clamped to 90: `sinh` and `cosh` overflow from 89.42, where the quarter keeps `s`
+/// finite and the callers' final doubling overflows. The shared part of [`sinh`] and
+/// [`cosh`].
+#[inline(always)]
+fn quarter_exps(ax: __m512) -> (__m512, __m512, __m512) {
+    // SAFETY: as for `exp_parts`.
+    unsafe {
+        let a = _mm512_min_ps(splat(90.0), ax);
+        let (s, sl, p) = exp_pieces(a, -2.0);
+        let hl = _mm512_fmadd_ps(s, p, _mm512_fmadd_ps(sl, p, sl));
+        let d = _mm512_div_ps(splat(1.0), _mm512_add_ps(s, hl));
+        let g0 = _mm512_mul_ps(d, splat(0.0625));
+        (s, hl, g0)
+    }
+}
+
+/// `sinh x` in each lane: `2·(s + (hl − g))` (see [`quarter_exps`]) for `a = |x| ≥ 1`, an
+/// odd polynomial below. The sign is `x`'s.
+#[inline(always)]
+fn sinh(x: __m512) -> __m512 {
+    // SAFETY: as for `exp_parts`.
+    unsafe {
+        let (ax, sign) = abs_sign(x);
+        let (s, hl, g) = quarter_exps(ax);
+        let v = _mm512_add_ps(s, _mm512_sub_ps(hl, g));
+        let v = _mm512_add_ps(v, v);
+        let small = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(ax, splat(1.0));
+        let v = _mm512_mask_blend_ps(small, v, odd_poly(ax, SINH_P));
+        _mm512_or_ps(v, sign)
+    }
+}
+
+/// `cosh x` in each lane: `2·(s + (hl + g))` (see [`quarter_exps`]; no cancellation).
+#[inline(always)]
+fn cosh(x: __m512) -> __m512 {
+    // SAFETY: as for `exp_parts`.
+    unsafe {
+        let (s, hl, g) = quarter_exps(_mm512_abs_ps(x));
+        let v = _mm512_add_ps(s, _mm512_add_ps(hl, g));
+        _mm512_add_ps(v, v)
+    }
+}
+
 /// `eˣ` in each lane.
 #[inline(always)]
 fn exp(x: __m512) -> __m512 {
@@ -424,6 +821,15 @@ pub(crate) enum Func {
     Log10,
     Ln1p,
     Expm1,
+    Tanh,
+    Sinh,
+    Cosh,
+    Asinh,
+    Acosh,
+    Atanh,
+    Sin,
+    Cos,
+    Tan,
 }
 
 /// `log_b x` in each lane, the rare lanes (zero, negative, subnormal, infinite, NaN: one
@@ -489,6 +895,247 @@ fn ln_1p(x: __m512) -> __m512 {
     }
 }
 
+/// `√(mh + ml)` as a rounded root and its correction (one Newton step on the pair).
+#[inline(always)]
+fn sqrt_pair(mh: __m512, ml: __m512) -> (__m512, __m512) {
+    // SAFETY: AVX-512F (see `run`); no memory is touched.
+    unsafe {
+        let sh = _mm512_sqrt_ps(mh);
+        let res = _mm512_add_ps(_mm512_fnmadd_ps(sh, sh, mh), ml);
+        // (At mh = 0 the correction is 0/MIN_POSITIVE, not 0/0.)
+        let den = _mm512_max_ps(_mm512_add_ps(sh, sh), splat(f32::MIN_POSITIVE));
+        (sh, _mm512_div_ps(res, den))
+    }
+}
+
+/// `ln(uh + ul)` for `uh ≥ ul`'s magnitude, positive normal `uh`: `ul/uh` enters the
+/// logarithm's low word, so the pair is rounded once.
+#[inline(always)]
+fn ln_pair(uh: __m512, ul: __m512) -> __m512 {
+    // SAFETY: AVX-512F (see `run`); no memory is touched.
+    log_normal(uh, &LN, unsafe { _mm512_div_ps(ul, uh) })
+}
+
+/// `asinh x` in each lane: `ln(a + √(a² + 1))` for `a = |x|`, every step carried as a
+/// pair (`a² + 1` and its error by fma, the root with its Newton correction, the sum by
+/// Fast2Sum), so next to 0 (where the argument is `1 + a`) the logarithm sees the exact
+/// argument and the result keeps its relative precision (±0 and subnormals come out as
+/// `x`). Beyond `a = 2⁶⁰` (where `a²` would overflow), infinities and NaN: the portable
+/// function. The sign is `x`'s.
+#[inline(always)]
+fn asinh(x: __m512) -> __m512 {
+    // SAFETY: AVX-512F and DQ (see `run`); no memory is touched.
+    unsafe {
+        let one = splat(1.0);
+        let (a, sign) = abs_sign(x);
+        // a² + 1 = mh + ml: mh rounded once by fma, 1 − mh exact (mh ≥ 1), so ml is the
+        // rounding error, itself rounded once.
+        let mh = _mm512_fmadd_ps(a, a, one);
+        let ml = _mm512_fmadd_ps(a, a, _mm512_sub_ps(one, mh));
+        let (sh, sl) = sqrt_pair(mh, ml);
+        let uh = _mm512_add_ps(a, sh);
+        let ul = _mm512_add_ps(_mm512_add_ps(_mm512_sub_ps(sh, uh), a), sl);
+        let v = _mm512_or_ps(ln_pair(uh, ul), sign);
+        let rare = !_mm512_cmp_ps_mask::<_CMP_LE_OQ>(a, splat(BIG));
+        fix_rare(x, v, rare, f32_math::asinh)
+    }
+}
+
+/// `2⁶⁰`: below it `x²` does not overflow.
+const BIG: f32 = f32::from_bits(0x5d80_0000);
+
+/// `acosh x` in each lane: `ln(x + √(x² − 1))` with the same pairs as [`asinh`] (`x² − 1`
+/// by fma is the exact `(x − 1)(x + 1)` rounded once, so next to 1 the root keeps its
+/// precision). `x` below 1 or beyond `2⁶⁰`, infinities and NaN: the portable function.
+#[inline(always)]
+fn acosh(x: __m512) -> __m512 {
+    // SAFETY: AVX-512F and DQ (see `run`); no memory is touched.
+    unsafe {
+        let one = splat(1.0);
+        // x² − 1 = mh + ml: mh rounded once by fma; ml from x² = p + pe (exact), where
+        // p − 1 and then that minus mh are exact (Sterbenz; for p beyond 2²⁴ the 1 is
+        // below mh's last bit anyway).
+        let mh = _mm512_fmsub_ps(x, x, one);
+        let p = _mm512_mul_ps(x, x);
+        let pe = _mm512_fmsub_ps(x, x, p);
+        let ml = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(p, one), mh), pe);
+        let (sh, sl) = sqrt_pair(mh, ml);
+        let uh = _mm512_add_ps(x, sh);
+        let ul = _mm512_add_ps(_mm512_add_ps(_mm512_sub_ps(x, uh), sh), sl);
+        let v = ln_pair(uh, ul);
+        let ok = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(x, one)
+            & _mm512_cmp_ps_mask::<_CMP_LE_OQ>(x, splat(BIG));
+        fix_rare(x, v, !ok, f32_math::acosh)
+    }
+}
+
+/// `atanh x` in each lane: `ln((1 + a)/(1 − a))/2` for `a = |x|`, numerator and
+/// denominator as exact pairs (Fast2Sum), the quotient rounded and its residual (fma)
+/// carried into the logarithm's low word; next to 0 the argument is `1 + 2a` and the
+/// result keeps its relative precision. `a ≥ 1` and NaN: the portable function. The sign
+/// is `x`'s.
+#[inline(always)]
+fn atanh(x: __m512) -> __m512 {
+    // SAFETY: AVX-512F and DQ (see `run`); no memory is touched.
+    unsafe {
+        let one = splat(1.0);
+        let (a, sign) = abs_sign(x);
+        let nh = _mm512_add_ps(one, a);
+        let nl = _mm512_add_ps(_mm512_sub_ps(one, nh), a);
+        let dh = _mm512_sub_ps(one, a);
+        let dl = _mm512_sub_ps(_mm512_sub_ps(one, dh), a);
+        let qh = _mm512_div_ps(nh, dh);
+        let res = _mm512_add_ps(_mm512_fnmadd_ps(qh, dh, nh), nl);
+        let res = _mm512_fnmadd_ps(qh, dl, res);
+        let ql = _mm512_div_ps(res, dh);
+        let v = _mm512_mul_ps(ln_pair(qh, ql), splat(0.5));
+        let v = _mm512_or_ps(v, sign);
+        let rare = !_mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, one);
+        fix_rare(x, v, rare, f32_math::atanh)
+    }
+}
+
+/// `a = (hi + lo) + k·π/2` for `0 ≤ a ≤ 12867` (`f32_math::reduce_f32`'s four parts of
+/// π/2, whose products and first differences are exact, so fusing them changes nothing),
+/// with `k`'s low bits in an integer register; `k` rounded once by an fma (it may differ
+/// from the portable form's at a tie, where either remainder is within `π/4` and a
+/// rounding).
+#[inline(always)]
+fn reduce_pio2(a: __m512) -> (__m512, __m512, __m512i) {
+    // SAFETY: AVX-512F (see `run`); no memory is touched.
+    unsafe {
+        let t = _mm512_fmadd_ps(a, splat(std::f32::consts::FRAC_2_PI), splat(MAGIC));
+        let kf = _mm512_sub_ps(t, splat(MAGIC));
+        let r = _mm512_fnmadd_ps(kf, splat(f32_math::PIO2_F1), a);
+        let r = _mm512_fnmadd_ps(kf, splat(f32_math::PIO2_F2), r);
+        let e = _mm512_mul_ps(kf, splat(f32_math::PIO2_F3));
+        let hi = _mm512_sub_ps(r, e);
+        let lo = _mm512_fnmadd_ps(
+            kf,
+            splat(f32_math::PIO2_F4),
+            _mm512_sub_ps(_mm512_sub_ps(r, hi), e),
+        );
+        (hi, lo, _mm512_castps_si512(t))
+    }
+}
+
+/// `c[0] + z·(c[1] + z·(…))` (Horner, fused).
+#[inline(always)]
+fn poly<const N: usize>(z: __m512, c: [f32; N]) -> __m512 {
+    // SAFETY: AVX-512F (see `run`); no memory is touched.
+    unsafe {
+        let mut q = splat(c[N - 1]);
+        for &ck in c[..N - 1].iter().rev() {
+            q = _mm512_fmadd_ps(q, z, splat(ck));
+        }
+        q
+    }
+}
+
+/// `(sin t, cos t)` for `t = hi + lo`, `|t| ≤ π/4` (`f32_math::sincos_f32`, fused).
+#[inline(always)]
+fn sincos(hi: __m512, lo: __m512) -> (__m512, __m512) {
+    // SAFETY: AVX-512F (see `run`); no memory is touched.
+    unsafe {
+        let one = splat(1.0);
+        let z = _mm512_mul_ps(hi, hi);
+        let s = _mm512_add_ps(
+            hi,
+            _mm512_fmadd_ps(_mm512_mul_ps(hi, z), poly(z, f32_math::SIN_S), lo),
+        );
+        let w = _mm512_mul_ps(z, splat(0.5));
+        let h = _mm512_sub_ps(one, w);
+        let cl = _mm512_fnmadd_ps(
+            hi,
+            lo,
+            _mm512_mul_ps(_mm512_mul_ps(z, z), poly(z, f32_math::COS_C)),
+        );
+        let c = _mm512_add_ps(
+            h,
+            _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(one, h), w), cl),
+        );
+        (s, c)
+    }
+}
+
+/// Lanes where the circular functions take the portable form: `|x|` beyond
+/// `f32_math::TRIG_F32_MAX`, infinities and NaN.
+#[inline(always)]
+fn trig_rare(ax: __m512) -> __mmask16 {
+    // SAFETY: AVX-512F (see `run`); no memory is touched.
+    unsafe { !_mm512_cmp_ps_mask::<_CMP_LE_OQ>(ax, splat(f32_math::TRIG_F32_MAX)) }
+}
+
+/// `v` with the sign bit flipped where `bits` (bit 1 of each lane) is set, and `sign`
+/// xored in.
+#[inline(always)]
+fn flip_quadrant(v: __m512, bits: __m512i, sign: __m512i) -> __m512 {
+    // SAFETY: AVX-512F (see `run`); no memory is touched.
+    unsafe {
+        let q = _mm512_slli_epi32::<30>(_mm512_and_si512(bits, _mm512_set1_epi32(2)));
+        _mm512_castsi512_ps(_mm512_xor_si512(
+            _mm512_castps_si512(v),
+            _mm512_xor_si512(q, sign),
+        ))
+    }
+}
+
+/// `sin x` in each lane: the reduction by π/2, the sine or cosine polynomial by the
+/// quadrant, the sign by the quadrant and `x`'s (±0 keep theirs); `|x|` beyond 12867,
+/// infinities and NaN by the portable function.
+#[inline(always)]
+fn sin(x: __m512) -> __m512 {
+    // SAFETY: AVX-512F (see `run`); no memory is touched.
+    unsafe {
+        let ax = _mm512_abs_ps(x);
+        let (hi, lo, k) = reduce_pio2(ax);
+        let (s, c) = sincos(hi, lo);
+        let odd = _mm512_test_epi32_mask(k, _mm512_set1_epi32(1));
+        let sign = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(i32::MIN));
+        let v = flip_quadrant(_mm512_mask_blend_ps(odd, s, c), k, sign);
+        fix_rare(x, v, trig_rare(ax), f32_math::sin)
+    }
+}
+
+/// `cos x` in each lane (see [`sin`]).
+#[inline(always)]
+fn cos(x: __m512) -> __m512 {
+    // SAFETY: AVX-512F (see `run`); no memory is touched.
+    unsafe {
+        let ax = _mm512_abs_ps(x);
+        let (hi, lo, k) = reduce_pio2(ax);
+        let (s, c) = sincos(hi, lo);
+        let odd = _mm512_test_epi32_mask(k, _mm512_set1_epi32(1));
+        let k1 = _mm512_add_epi32(k, _mm512_set1_epi32(1));
+        let v = flip_quadrant(_mm512_mask_blend_ps(odd, c, s), k1, _mm512_setzero_si512());
+        fix_rare(x, v, trig_rare(ax), f32_math::cos)
+    }
+}
+
+/// `tan x` in each lane (`f32_math::tan`'s fast form, fused): `tan(hi + lo) = y + yl`
+/// from Cephes' polynomial, in odd quadrants `−1/y` corrected for `y`'s rounding.
+#[inline(always)]
+fn tan(x: __m512) -> __m512 {
+    // SAFETY: AVX-512F (see `run`); no memory is touched.
+    unsafe {
+        let ax = _mm512_abs_ps(x);
+        let (hi, lo, k) = reduce_pio2(ax);
+        let z = _mm512_mul_ps(hi, hi);
+        let yl = _mm512_fmadd_ps(z, _mm512_fmadd_ps(hi, poly(z, f32_math::TAN_P), lo), lo);
+        let y = _mm512_add_ps(hi, yl);
+        let e = _mm512_sub_ps(yl, _mm512_sub_ps(y, hi));
+        let q = _mm512_div_ps(splat(-1.0), y);
+        let cot = _mm512_fmadd_ps(_mm512_mul_ps(q, q), e, q);
+        let odd = _mm512_test_epi32_mask(k, _mm512_set1_epi32(1));
+        let sign = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(i32::MIN));
+        let v = _mm512_castsi512_ps(_mm512_xor_si512(
+            _mm512_castps_si512(_mm512_mask_blend_ps(odd, y, cot)),
+            sign,
+        ));
+        fix_rare(x, v, trig_rare(ax), f32_math::tan)
+    }
+}
+
 /// `o[k] = g(x[k])` for the `n` elements of `run`, 16 lanes at a time, the tail through
 /// masked loads and stores (so every element goes through the same vector code). A macro,
 /// so that `g` is inlined into the loop (a function passed as a value was called, not
@@ -532,5 +1179,14 @@ pub(crate) unsafe fn run(f: Func, o: *mut f32, x: *const f32, n: usize) {
         Func::Log10 => run_with!(o, x, n, |v| log_checked(v, &LOG10, f32_math::log10)),
         Func::Ln1p => run_with!(o, x, n, |v| ln_1p(v)),
         Func::Expm1 => run_with!(o, x, n, |v| expm1(v)),
+        Func::Tanh => run_with!(o, x, n, |v| tanh(v)),
+        Func::Sinh => run_with!(o, x, n, |v| sinh(v)),
+        Func::Cosh => run_with!(o, x, n, |v| cosh(v)),
+        Func::Asinh => run_with!(o, x, n, |v| asinh(v)),
+        Func::Acosh => run_with!(o, x, n, |v| acosh(v)),
+        Func::Atanh => run_with!(o, x, n, |v| atanh(v)),
+        Func::Sin => run_with!(o, x, n, |v| sin(v)),
+        Func::Cos => run_with!(o, x, n, |v| cos(v)),
+        Func::Tan => run_with!(o, x, n, |v| tan(v)),
     }
 }

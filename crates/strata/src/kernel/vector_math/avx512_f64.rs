@@ -1,5 +1,6 @@
 //! AVX-512 kernels for the float64 exponentials and logarithms (`exp exp2 expm1 log
-//! log2 log10 log1p`), written with `std::arch` intrinsics: table-driven forms with fused
+//! log2 log10 log1p`), the hyperbolic functions and their inverses (`tanh sinh cosh asinh
+//! acosh atanh`), written with `std::arch` intrinsics: table-driven forms with fused
 //! multiply-adds, which the portable functions of `f64_math.rs` cannot use (see
 //! `mod.rs`). The block loops run them at the AVX-512 level through
 //! [`Map1::run_avx512`](crate::kernel::elementwise_loops::Map1::run_avx512).
@@ -29,10 +30,25 @@
 //! **log1p.** `ln u` of `u = 1 + x` rounded, with what the rounding lost added as `c/u` to
 //! the low word before the one rounding; `|x|` below half an ulp of 1 is `x`.
 //!
-//! Accuracy against mpmath (`python/tests/test_vector_math.py`, bound 1 ulp): measured
-//! worst `exp` 0.54 ulp, `exp2` 0.53, `log` 0.51, `log2` 0.52, `log10` 0.52, `log1p` 0.53
-//! over 17k points; `expm1` within its 1.5-ulp bound. The AVX-512 results are not bit-identical to the portable level's (both are
-//! within the bound).
+//! **tanh, sinh, cosh** from the exponential's pieces (`eᵃ = (s + sl)(1 + p)`, `s` exact;
+//! [`exp_pieces`]): `tanh` as `(e − 1)/(e + 1)` of `e = e^(2|x|)` with numerator and
+//! denominator as exact pairs and the quotient corrected by its residual, an odd
+//! polynomial below 1/8; `sinh` and `cosh` as `eᵃ/4 ± e⁻ᵃ/4` doubled (the quarter keeps the
+//! pieces finite up to the overflow), `sinh` an odd polynomial below 1.
+//!
+//! **asinh, acosh, atanh** as one logarithm of an argument carried as a pair: `a + √(a² ±
+//! 1)` (the square with its fma error, the root with a Newton correction) and `(1 + a)/(1
+//! − a)` (exact sums, the quotient's residual); the pair's low part enters the
+//! logarithm's low word, so next to 0 (and `acosh` next to 1) the result keeps its
+//! relative precision. Out-of-domain, infinite, NaN and huge (`a²` overflowing) inputs:
+//! the portable function.
+//!
+//! Accuracy against mpmath (`python/tests/test_vector_math.py`): measured worst `exp` 0.54
+//! ulp, `exp2` 0.53, `log` 0.51, `log2` 0.52, `log10` 0.52, `log1p` 0.53, `expm1` 0.98
+//! (`r`'s rounding error carried; `s·p` still rounds where `s − 1` and it nearly cancel),
+//! `tanh` 0.55, `sinh` 0.73, `cosh` 0.87 (`e⁻ᵃ/4` uncorrected next to 0), `asinh` 0.51,
+//! `acosh` 0.51, `atanh` 0.51 over 40k points. The AVX-512 results are not bit-identical
+//! to the portable level's (both are within the bounds).
 
 use std::arch::x86_64::*;
 
@@ -305,9 +321,6 @@ fn look(t: &[f64; 16], idx: __m512i) -> __m512d {
     }
 }
 
-/// `2^(x·s)` scaled: the shared tail of `exp` and `exp2`. `t` holds the rounded `16·x/ln2`
-/// (or `16·x`) plus [`MAGIC`], `kf` that integer, `r` the reduced argument (`|r| ≤
-/// ln2/32`, natural units).
 /// The table entry `2^(j/16)` (high and low parts) and `eʳ − 1`, for `t` holding the
 /// rounded `16·x/ln2` (or `16·x`) plus [`MAGIC`] and `r` the reduced argument (`|r| ≤
 /// ln2/32`, natural units).
@@ -350,14 +363,20 @@ fn expm1(x: __m512d) -> __m512d {
     // SAFETY: as for `exp_parts`.
     unsafe {
         const K: f64 = 23.083_120_654_223_414; // 16/ln2
-        const L_HI: f64 = f64::from_bits(0x3fa6_2e42_fefa_39ef); // ln2/16
-        const L_LO: f64 = f64::from_bits(0x3c3a_bc9e_3b39_803f);
+                                               // ln2/16 with 16 trailing zero bits, so kf·L_HI is exact for |kf| < 2¹⁶.
+        const L_HI: f64 = f64::from_bits(0x3fa6_2e42_fefa_0000);
+        const L_LO: f64 = f64::from_bits(0x3d3c_f79a_bc9e_3b3a);
         let one = splat(1.0);
         let xc = _mm512_max_pd(splat(-40.0), _mm512_min_pd(splat(710.0), x));
         let t = _mm512_fmadd_pd(xc, splat(K), splat(MAGIC));
         let kf = _mm512_sub_pd(t, splat(MAGIC));
-        let r = _mm512_fnmadd_pd(kf, splat(L_HI), xc);
-        let r = _mm512_fnmadd_pd(kf, splat(L_LO), r);
+        // r = (xc − kf·L_HI) − kf·L_LO: the first difference exact (Sterbenz), the
+        // second's rounding error r_err carried (p is off by it; unseen, it cost up to
+        // 0.5 ulp where s − 1 and s·p nearly cancel).
+        let r_hi = _mm512_fnmadd_pd(kf, splat(L_HI), xc);
+        let r_lo = _mm512_mul_pd(kf, splat(L_LO));
+        let r = _mm512_sub_pd(r_hi, r_lo);
+        let r_err = _mm512_sub_pd(_mm512_sub_pd(r_hi, r), r_lo);
         let (th, tl, p) = exp_parts(t, r);
         let e = _mm512_mul_pd(kf, splat(0.0625));
         let s = _mm512_scalef_pd(th, e);
@@ -367,7 +386,8 @@ fn expm1(x: __m512d) -> __m512d {
         let err_big = _mm512_sub_pd(_mm512_sub_pd(s, hi), one);
         let err_small = _mm512_sub_pd(s, _mm512_add_pd(hi, one));
         let err = _mm512_mask_blend_pd(ge1, err_small, err_big);
-        let tail = _mm512_fmadd_pd(s, p, _mm512_add_pd(_mm512_fmadd_pd(sl, p, sl), err));
+        let low = _mm512_add_pd(_mm512_fmadd_pd(sl, p, sl), err);
+        let tail = _mm512_fmadd_pd(s, p, _mm512_fmadd_pd(s, r_err, low));
         let v = _mm512_add_pd(hi, tail);
         let y = _mm512_add_pd(th, _mm512_fmadd_pd(th, p, tl));
         let big = _mm512_cmp_pd_mask::<_CMP_GT_OQ>(kf, splat(16000.0));
@@ -396,6 +416,144 @@ fn exp(x: __m512d) -> __m512d {
         let r = _mm512_fnmadd_pd(kf, splat(L_HI), xc);
         let r = _mm512_fnmadd_pd(kf, splat(L_LO), r);
         exp_tail(t, kf, r)
+    }
+}
+
+/// The pieces of `2^off·eᵃ` for `a` already clamped (NaN passes): `s = 2^(k+off)·T_hi`
+/// (exact), `sl = 2^(k+off)·T_lo` and `p = eʳ − 1`, so that `2^off·eᵃ = (s + sl)·(1 + p)`.
+#[inline(always)]
+fn exp_pieces(a: __m512d, off: f64) -> (__m512d, __m512d, __m512d) {
+    // SAFETY: as for `exp_parts`.
+    unsafe {
+        const K: f64 = 23.083_120_654_223_414; // 16/ln2
+        const L_HI: f64 = f64::from_bits(0x3fa6_2e42_fefa_39ef); // ln2/16
+        const L_LO: f64 = f64::from_bits(0x3c3a_bc9e_3b39_803f);
+        let t = _mm512_fmadd_pd(a, splat(K), splat(MAGIC));
+        let kf = _mm512_sub_pd(t, splat(MAGIC));
+        let r = _mm512_fnmadd_pd(kf, splat(L_HI), a);
+        let r = _mm512_fnmadd_pd(kf, splat(L_LO), r);
+        let (th, tl, p) = exp_parts(t, r);
+        let e = _mm512_fmadd_pd(kf, splat(0.0625), splat(off));
+        (_mm512_scalef_pd(th, e), _mm512_scalef_pd(tl, e), p)
+    }
+}
+
+/// `|x|` and `x`'s sign bit.
+#[inline(always)]
+fn abs_sign(x: __m512d) -> (__m512d, __m512d) {
+    // SAFETY: AVX-512F and DQ (see `run`); no memory is touched.
+    unsafe { (_mm512_abs_pd(x), _mm512_and_pd(x, splat(-0.0))) }
+}
+
+/// `a + a³·P(a²)` (an odd polynomial; `c` from the `a³` coefficient up).
+#[inline(always)]
+fn odd_poly<const N: usize>(a: __m512d, c: [f64; N]) -> __m512d {
+    // SAFETY: AVX-512F (see `run`); no memory is touched.
+    unsafe {
+        let z = _mm512_mul_pd(a, a);
+        let mut q = splat(c[N - 1]);
+        for &ck in c[..N - 1].iter().rev() {
+            q = _mm512_fmadd_pd(q, z, splat(ck));
+        }
+        _mm512_fmadd_pd(_mm512_mul_pd(a, z), q, a)
+    }
+}
+
+/// `(tanh(a) − a)/a³` as a polynomial in `a²` on `a ≤ 1/8` (Chebyshev fit, error 2⁻⁶² of
+/// `tanh`).
+const TANH_P: [f64; 6] = [
+    f64::from_bits(0xbfd5_5555_5555_5555),
+    f64::from_bits(0x3fc1_1111_1111_0a7c),
+    f64::from_bits(0xbfab_a1ba_1b54_e397),
+    f64::from_bits(0x3f96_64f3_e418_c74a),
+    f64::from_bits(0xbf82_2644_d5cb_6df3),
+    f64::from_bits(0x3f6c_dfce_abb1_3934),
+];
+
+/// `(sinh(a) − a)/a³` as a polynomial in `a²` on `a ≤ 1` (Chebyshev fit, error 2⁻⁶¹ of
+/// `sinh`).
+const SINH_P: [f64; 7] = [
+    f64::from_bits(0x3fc5_5555_5555_5555),
+    f64::from_bits(0x3f81_1111_1111_10fd),
+    f64::from_bits(0x3f2a_01a0_1a01_ee70),
+    f64::from_bits(0x3ec7_1de3_a4e1_4f40),
+    f64::from_bits(0x3e5a_e646_0fae_3728),
+    f64::from_bits(0x3de6_11cb_330c_1fe8),
+    f64::from_bits(0x3d6b_4123_2cf9_950f),
+];
+
+/// `tanh x` in each lane: `(e − 1)/(e + 1)` with `e = e^(2|x|) = (s + sl)(1 + p)` in
+/// pieces: numerator and denominator each as `s ± 1` (Fast2Sum, `s ≥ 1`) plus a common
+/// low word, the quotient rounded and corrected by its residual (fma), so the result is
+/// rounded about once. Below `|x| = 1/8` (where `s − 1` and `s·p` would nearly cancel) an
+/// odd polynomial. `2|x|` is clamped to 44, where the quotient rounds to 1; the sign is
+/// `x`'s (±0 keep theirs); NaN passes.
+#[inline(always)]
+fn tanh(x: __m512d) -> __m512d {
+    // SAFETY: as for `exp_parts`.
+    unsafe {
+        let one = splat(1.0);
+        let (ax, sign) = abs_sign(x);
+        // `vminpd` returns its second operand when either is NaN.
+        let y = _mm512_min_pd(splat(44.0), _mm512_add_pd(ax, ax));
+        let (s, sl, p) = exp_pieces(y, 0.0);
+        let tail = _mm512_fmadd_pd(s, p, _mm512_fmadd_pd(sl, p, sl));
+        let nh = _mm512_sub_pd(s, one);
+        let nl = _mm512_add_pd(tail, _mm512_sub_pd(_mm512_sub_pd(s, nh), one));
+        let dh = _mm512_add_pd(s, one);
+        let dl = _mm512_add_pd(tail, _mm512_add_pd(_mm512_sub_pd(s, dh), one));
+        let inv = _mm512_div_pd(one, _mm512_add_pd(dh, dl));
+        let q0 = _mm512_mul_pd(_mm512_add_pd(nh, nl), inv);
+        let res = _mm512_add_pd(_mm512_fnmadd_pd(q0, dh, nh), nl);
+        let res = _mm512_fnmadd_pd(q0, dl, res);
+        let q = _mm512_fmadd_pd(res, inv, q0);
+        let small = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(ax, splat(0.125));
+        let v = _mm512_mask_blend_pd(small, q, odd_poly(ax, TANH_P));
+        _mm512_or_pd(v, sign)
+    }
+}
+
+/// `eᵃ/4` as `s + hl` (`s` exact) and `e⁻ᵃ/4 = 1/(16·(s + hl))` rounded (within an ulp;
+/// at most a sixth of the result where `sinh` uses it, so no correction), for `a = |x|`
+/// clamped to 711: `sinh` and `cosh` overflow from 710.48, where the quarter keeps `s`
+/// finite and the callers' final doubling overflows (at 711, `r > 0`, so no `∞ − ∞`
+/// either). The shared part of [`sinh`] and [`cosh`].
+#[inline(always)]
+fn quarter_exps(ax: __m512d) -> (__m512d, __m512d, __m512d) {
+    // SAFETY: as for `exp_parts`.
+    unsafe {
+        let a = _mm512_min_pd(splat(711.0), ax);
+        let (s, sl, p) = exp_pieces(a, -2.0);
+        let hl = _mm512_fmadd_pd(s, p, _mm512_fmadd_pd(sl, p, sl));
+        let d = _mm512_div_pd(splat(1.0), _mm512_add_pd(s, hl));
+        (s, hl, _mm512_mul_pd(d, splat(0.0625)))
+    }
+}
+
+/// `sinh x` in each lane: `2·(s + (hl − g))` (see [`quarter_exps`]) for `a = |x| ≥ 1`, an
+/// odd polynomial below. The sign is `x`'s.
+#[inline(always)]
+fn sinh(x: __m512d) -> __m512d {
+    // SAFETY: as for `exp_parts`.
+    unsafe {
+        let (ax, sign) = abs_sign(x);
+        let (s, hl, g) = quarter_exps(ax);
+        let v = _mm512_add_pd(s, _mm512_sub_pd(hl, g));
+        let v = _mm512_add_pd(v, v);
+        let small = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(ax, splat(1.0));
+        let v = _mm512_mask_blend_pd(small, v, odd_poly(ax, SINH_P));
+        _mm512_or_pd(v, sign)
+    }
+}
+
+/// `cosh x` in each lane: `2·(s + (hl + g))` (see [`quarter_exps`]; no cancellation).
+#[inline(always)]
+fn cosh(x: __m512d) -> __m512d {
+    // SAFETY: as for `exp_parts`.
+    unsafe {
+        let (s, hl, g) = quarter_exps(_mm512_abs_pd(x));
+        let v = _mm512_add_pd(s, _mm512_add_pd(hl, g));
+        _mm512_add_pd(v, v)
     }
 }
 
@@ -522,6 +680,12 @@ pub(crate) enum Func {
     Log10,
     Ln1p,
     Expm1,
+    Tanh,
+    Sinh,
+    Cosh,
+    Asinh,
+    Acosh,
+    Atanh,
 }
 
 /// `log_b x` in each lane, the rare lanes (see [`log_rare`]) by the portable `scalar`.
@@ -585,6 +749,106 @@ fn ln_1p(x: __m512d) -> __m512d {
     }
 }
 
+/// `√(mh + ml)` as a rounded root and its correction (one Newton step on the pair).
+#[inline(always)]
+fn sqrt_pair(mh: __m512d, ml: __m512d) -> (__m512d, __m512d) {
+    // SAFETY: AVX-512F (see `run`); no memory is touched.
+    unsafe {
+        let sh = _mm512_sqrt_pd(mh);
+        let res = _mm512_add_pd(_mm512_fnmadd_pd(sh, sh, mh), ml);
+        // (At mh = 0 the correction is 0/MIN_POSITIVE, not 0/0.)
+        let den = _mm512_max_pd(_mm512_add_pd(sh, sh), splat(f64::MIN_POSITIVE));
+        (sh, _mm512_div_pd(res, den))
+    }
+}
+
+/// `ln(uh + ul)` for `uh ≥ ul`'s magnitude, positive normal `uh`: `ul/uh` enters the
+/// logarithm's low word, so the pair is rounded once.
+#[inline(always)]
+fn ln_pair(uh: __m512d, ul: __m512d) -> __m512d {
+    // SAFETY: AVX-512F (see `run`); no memory is touched.
+    log_normal(uh, &LN, unsafe { _mm512_div_pd(ul, uh) })
+}
+
+/// `asinh x` in each lane: `ln(a + √(a² + 1))` for `a = |x|`, every step carried as a
+/// pair (`a² + 1` and its error by fma, the root with its Newton correction, the sum by
+/// Fast2Sum), so next to 0 (where the argument is `1 + a`) the logarithm sees the exact
+/// argument and the result keeps its relative precision (±0 and subnormals come out as
+/// `x`). Beyond `a = 2⁵⁰⁰` (where `a²` would overflow), infinities and NaN: the portable
+/// function. The sign is `x`'s.
+#[inline(always)]
+fn asinh(x: __m512d) -> __m512d {
+    // SAFETY: AVX-512F and DQ (see `run`); no memory is touched.
+    unsafe {
+        let one = splat(1.0);
+        let (a, sign) = abs_sign(x);
+        // a² + 1 = mh + ml: mh rounded once by fma, 1 − mh exact (mh ≥ 1), so ml is the
+        // rounding error, itself rounded once.
+        let mh = _mm512_fmadd_pd(a, a, one);
+        let ml = _mm512_fmadd_pd(a, a, _mm512_sub_pd(one, mh));
+        let (sh, sl) = sqrt_pair(mh, ml);
+        let uh = _mm512_add_pd(a, sh);
+        let ul = _mm512_add_pd(_mm512_add_pd(_mm512_sub_pd(sh, uh), a), sl);
+        let v = _mm512_or_pd(ln_pair(uh, ul), sign);
+        let rare = !_mm512_cmp_pd_mask::<_CMP_LE_OQ>(a, splat(BIG));
+        fix_rare(x, v, rare, f64_math::asinh)
+    }
+}
+
+/// `2⁵⁰⁰`: below it `x²` neither overflows nor loses the `± 1`.
+const BIG: f64 = f64::from_bits(0x5f30_0000_0000_0000);
+
+/// `acosh x` in each lane: `ln(x + √(x² − 1))` with the same pairs as [`asinh`] (`x² − 1`
+/// by fma is the exact `(x − 1)(x + 1)` rounded once, so next to 1 the root keeps its
+/// precision). `x` below 1 or beyond `2⁵⁰⁰`, infinities and NaN: the portable function.
+#[inline(always)]
+fn acosh(x: __m512d) -> __m512d {
+    // SAFETY: AVX-512F and DQ (see `run`); no memory is touched.
+    unsafe {
+        let one = splat(1.0);
+        // x² − 1 = mh + ml: mh rounded once by fma; ml from x² = p + pe (exact), where
+        // p − 1 and then that minus mh are exact (Sterbenz; for p beyond 2⁵³ the 1 is
+        // below mh's last bit anyway).
+        let mh = _mm512_fmsub_pd(x, x, one);
+        let p = _mm512_mul_pd(x, x);
+        let pe = _mm512_fmsub_pd(x, x, p);
+        let ml = _mm512_add_pd(_mm512_sub_pd(_mm512_sub_pd(p, one), mh), pe);
+        let (sh, sl) = sqrt_pair(mh, ml);
+        let uh = _mm512_add_pd(x, sh);
+        let ul = _mm512_add_pd(_mm512_add_pd(_mm512_sub_pd(x, uh), sh), sl);
+        let v = ln_pair(uh, ul);
+        let ok = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(x, one)
+            & _mm512_cmp_pd_mask::<_CMP_LE_OQ>(x, splat(BIG));
+        fix_rare(x, v, !ok, f64_math::acosh)
+    }
+}
+
+/// `atanh x` in each lane: `ln((1 + a)/(1 − a))/2` for `a = |x|`, numerator and
+/// denominator as exact pairs (Fast2Sum), the quotient rounded and its residual (fma)
+/// carried into the logarithm's low word; next to 0 the argument is `1 + 2a` and the
+/// result keeps its relative precision. `a ≥ 1` and NaN: the portable function. The sign
+/// is `x`'s.
+#[inline(always)]
+fn atanh(x: __m512d) -> __m512d {
+    // SAFETY: AVX-512F and DQ (see `run`); no memory is touched.
+    unsafe {
+        let one = splat(1.0);
+        let (a, sign) = abs_sign(x);
+        let nh = _mm512_add_pd(one, a);
+        let nl = _mm512_add_pd(_mm512_sub_pd(one, nh), a);
+        let dh = _mm512_sub_pd(one, a);
+        let dl = _mm512_sub_pd(_mm512_sub_pd(one, dh), a);
+        let qh = _mm512_div_pd(nh, dh);
+        let res = _mm512_add_pd(_mm512_fnmadd_pd(qh, dh, nh), nl);
+        let res = _mm512_fnmadd_pd(qh, dl, res);
+        let ql = _mm512_div_pd(res, dh);
+        let v = _mm512_mul_pd(ln_pair(qh, ql), splat(0.5));
+        let v = _mm512_or_pd(v, sign);
+        let rare = !_mm512_cmp_pd_mask::<_CMP_LT_OQ>(a, one);
+        fix_rare(x, v, rare, f64_math::atanh)
+    }
+}
+
 /// `o[k] = g(x[k])` for the `n` elements of `run`, 8 lanes at a time, the tail through
 /// masked loads and stores (so every element goes through the same vector code). A macro,
 /// so that `g` is inlined into the loop (a function passed as a value was called, not
@@ -628,5 +892,11 @@ pub(crate) unsafe fn run(f: Func, o: *mut f64, x: *const f64, n: usize) {
         Func::Log10 => run_with!(o, x, n, |v| log_checked(v, &LOG10, f64_math::log10)),
         Func::Ln1p => run_with!(o, x, n, |v| ln_1p(v)),
         Func::Expm1 => run_with!(o, x, n, |v| expm1(v)),
+        Func::Tanh => run_with!(o, x, n, |v| tanh(v)),
+        Func::Sinh => run_with!(o, x, n, |v| sinh(v)),
+        Func::Cosh => run_with!(o, x, n, |v| cosh(v)),
+        Func::Asinh => run_with!(o, x, n, |v| asinh(v)),
+        Func::Acosh => run_with!(o, x, n, |v| acosh(v)),
+        Func::Atanh => run_with!(o, x, n, |v| atanh(v)),
     }
 }

@@ -349,6 +349,44 @@ kernel_map!(
     f32, Expm1Map, expm1, avx512_f32, Expm1
 );
 
+kernel_map!(
+    /// `tanh x` as a map.
+    f32, TanhMap, tanh, avx512_f32, Tanh
+);
+kernel_map!(
+    /// `sinh x` as a map.
+    f32, SinhMap, sinh, avx512_f32, Sinh
+);
+kernel_map!(
+    /// `cosh x` as a map.
+    f32, CoshMap, cosh, avx512_f32, Cosh
+);
+kernel_map!(
+    /// `asinh x` as a map.
+    f32, AsinhMap, asinh, avx512_f32, Asinh
+);
+kernel_map!(
+    /// `acosh x` as a map.
+    f32, AcoshMap, acosh, avx512_f32, Acosh
+);
+kernel_map!(
+    /// `atanh x` as a map.
+    f32, AtanhMap, atanh, avx512_f32, Atanh
+);
+
+kernel_map!(
+    /// `sin x` as a map (the vector function [`Sin`] below AVX-512).
+    f32, SinMap, Fixup(Sin), avx512_f32, Sin
+);
+kernel_map!(
+    /// `cos x` as a map (the vector function [`Cos`] below AVX-512).
+    f32, CosMap, Fixup(Cos), avx512_f32, Cos
+);
+kernel_map!(
+    /// `tan x` as a map (the vector function [`Tan`] below AVX-512).
+    f32, TanMap, Fixup(Tan), avx512_f32, Tan
+);
+
 /// `ln(1 + x)`, accurate near 0 (within 0.82 ulp): `u = 1 + x` is split as for `ln`, and
 /// what its rounding lost, `c = x − (u − 1)` (exact), enters as `c/u`.
 #[inline(always)]
@@ -619,13 +657,13 @@ fn wide_rare(x: f32) -> bool {
 /// products `k·P1`, `k·P2`, `k·P3` are exact, `x − k·P1` is exact (Sterbenz) and so is its
 /// difference with `k·P2` (both on the 2⁻²⁴ grid, the result below 1); the third
 /// subtraction is made error-free (Fast2Sum) and `k·P4` goes into the low part.
-const PIO2_F1: f32 = 1.570_312_5;
-const PIO2_F2: f32 = 4.837_513e-4;
-const PIO2_F3: f32 = 7.549_533_6e-8;
-const PIO2_F4: f32 = 2.563_344e-12;
+pub(super) const PIO2_F1: f32 = 1.570_312_5;
+pub(super) const PIO2_F2: f32 = 4.837_513e-4;
+pub(super) const PIO2_F3: f32 = 7.549_533_6e-8;
+pub(super) const PIO2_F4: f32 = 2.563_344e-12;
 
 /// The float32 circular functions' range: `k = round(x·2/π) < 2¹³`.
-const TRIG_F32_MAX: f32 = 12_867.0;
+pub(super) const TRIG_F32_MAX: f32 = 12_867.0;
 
 /// `x = (hi + lo) + k·π/2` with `|hi + lo| ≤ π/4` (slightly above where k rounds), for
 /// `0 ≤ a ≤` [`TRIG_F32_MAX`]: `hi + lo` is within 2⁻²⁸ relative of the exact remainder
@@ -642,9 +680,9 @@ fn reduce_f32(a: f32) -> (f32, f32, i32) {
 }
 
 /// `(sin t − t)/t³` in `t²`, `|t| ≤ π/4` (Cephes `sinf`).
-const SIN_S: [f32; 3] = [-0.166_666_55, 0.008_332_161, -1.951_529_6e-4];
+pub(super) const SIN_S: [f32; 3] = [-0.166_666_55, 0.008_332_161, -1.951_529_6e-4];
 /// `(cos t − 1 + t²/2)/t⁴` in `t²`, `|t| ≤ π/4` (Cephes `sinf`).
-const COS_C: [f32; 3] = [0.041_666_646, -0.001_388_731_6, 2.443_315_7e-5];
+pub(super) const COS_C: [f32; 3] = [0.041_666_646, -0.001_388_731_6, 2.443_315_7e-5];
 
 /// `(sin t, cos t)` for `t = hi + lo`.
 #[inline(always)]
@@ -664,7 +702,7 @@ fn flip_f32(v: f32, sign: u32) -> f32 {
 }
 
 /// `(tan t − t)/t³` in `t²`, `|t| ≤ π/4` (Cephes `tanf`).
-const TAN_P: [f32; 6] = [
+pub(super) const TAN_P: [f32; 6] = [
     0.333_331_56,
     0.133_388,
     0.053_411_28,

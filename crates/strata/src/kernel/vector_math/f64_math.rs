@@ -1108,8 +1108,7 @@ macro_rules! plain_vector_fn {
     )*};
 }
 
-plain_vector_fn!(Tanh tanh, Atan atan, Asin asin, Acos acos, Sinh sinh, Cosh cosh,
-    Asinh asinh, Acosh acosh, Atanh atanh, Erf erf, Gelu gelu);
+plain_vector_fn!(Atan atan, Asin asin, Acos acos, Erf erf, Gelu gelu);
 
 kernel_map!(
     /// `eˣ` as a map.
@@ -1140,6 +1139,31 @@ kernel_map!(
     f64, Expm1Map, expm1, avx512_f64, Expm1
 );
 
+kernel_map!(
+    /// `tanh x` as a map.
+    f64, TanhMap, tanh, avx512_f64, Tanh
+);
+kernel_map!(
+    /// `sinh x` as a map.
+    f64, SinhMap, sinh, avx512_f64, Sinh
+);
+kernel_map!(
+    /// `cosh x` as a map.
+    f64, CoshMap, cosh, avx512_f64, Cosh
+);
+kernel_map!(
+    /// `asinh x` as a map.
+    f64, AsinhMap, asinh, avx512_f64, Asinh
+);
+kernel_map!(
+    /// `acosh x` as a map.
+    f64, AcoshMap, acosh, avx512_f64, Acosh
+);
+kernel_map!(
+    /// `atanh x` as a map.
+    f64, AtanhMap, atanh, avx512_f64, Atanh
+);
+
 /// Runs the float64 ops with a [`VectorFn`] (the circular functions with their per-block
 /// fixup, and the functions above) a block at a time; `None` for the others, which the
 /// op table's generated dispatch runs. `out` and `a` are float64.
@@ -1166,15 +1190,15 @@ pub(crate) fn run_vector(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result
         Unary::Sin => run!(Sin),
         Unary::Cos => run!(Cos),
         Unary::Tan => run!(Tan),
-        Unary::Tanh => run!(Tanh),
+        Unary::Tanh => map!(TanhMap),
         Unary::Atan => run!(Atan),
         Unary::Asin => run!(Asin),
         Unary::Acos => run!(Acos),
-        Unary::Sinh => run!(Sinh),
-        Unary::Cosh => run!(Cosh),
-        Unary::Asinh => run!(Asinh),
-        Unary::Acosh => run!(Acosh),
-        Unary::Atanh => run!(Atanh),
+        Unary::Sinh => map!(SinhMap),
+        Unary::Cosh => map!(CoshMap),
+        Unary::Asinh => map!(AsinhMap),
+        Unary::Acosh => map!(AcoshMap),
+        Unary::Atanh => map!(AtanhMap),
         Unary::Erf => run!(Erf),
         Unary::Gelu => run!(Gelu),
         _ => return None,

@@ -29,8 +29,9 @@
 //! 12867`, where the reduction is exact enough; beyond, the float64 form below, and the
 //! C library's float64 function beyond 5·10⁸). `tanh`, `erf`, `asinh`, `acosh` compute
 //! in float64, one rational function or one logarithm each, and round once (within
-//! 0.502 ulp): the float32 forms of `asinh` and `acosh` that were written and measured (a
-//! square root, a division and `log1p` in float32) were slower than these at AVX-512.
+//! 0.502 ulp): the portable float32 forms of `asinh` and `acosh` that were written and
+//! measured (a square root, a division and `log1p` in float32) were slower than these at
+//! AVX-512 (the AVX-512 kernels below, on a table-driven logarithm, are faster).
 //! The tests in `accuracy_tests.rs` sweep every function against the float64 C library,
 //! a higher-precision reference for float32, and assert the bound.
 //!
@@ -50,21 +51,24 @@
 //! be a library call). So the portable and AVX2 levels compute bit-identical results.
 //!
 //! **AVX-512 kernels** (`avx512_f32.rs`, `avx512_f64.rs`): `exp exp2 expm1 log log2
-//! log10 log1p`, in float32 and float64, have a second form for the AVX-512 level, written with
-//! `std::arch` intrinsics: sixteen-entry tables looked up by one permute (`2^(j/16)`; the
-//! logarithms of sixteen interval centres around 1), fused multiply-adds, `vscalef` for the
-//! power of two. Without tables and fused multiply-adds the portable forms (a division
-//! each) stayed 1.2–2.3× NumPy's time (whose AVX-512 loops are Intel's SVML). Their results
-//! are within the same bounds but not bit-identical to the other levels' (measured worst:
-//! float32 `exp` 0.74 ulp, `exp2` 0.56, `expm1` 0.99, `log` 0.56, `log2` 0.55, `log10`
-//! 0.91, `log1p` 0.79; float64 0.51–0.54 ulp of mpmath, `expm1` within 1.5). The portable function stays what single
-//! elements get at every level
+//! log10 log1p tanh sinh cosh asinh acosh atanh`, in float32 and float64, have a second
+//! form for the AVX-512 level, written with `std::arch` intrinsics: sixteen-entry tables
+//! looked up by one permute (`2^(j/16)`; the logarithms of sixteen interval centres around
+//! 1; float32 `tanh`: thirty-two polynomials), fused multiply-adds, `vscalef` for the
+//! power of two; the hyperbolic functions from the exponential's pieces, their inverses as
+//! one logarithm of an argument carried as a pair. Without tables and fused multiply-adds
+//! the portable forms (a division each) stayed 1.2–2.4× NumPy's time (whose AVX-512 loops
+//! are Intel's SVML). Their results are within the same bounds but not bit-identical to
+//! the other levels' (measured worst: float32 `exp` 0.74 ulp, `exp2` 0.56, `expm1` 0.99,
+//! `log` 0.56, `log2` 0.55, `log10` 0.91, `log1p` 0.79, `tanh` 1.0, `sinh` 0.77, `cosh`
+//! 0.88, `asinh` 1.02, `acosh` 0.78, `atanh` 1.0; float64 0.51–0.87 ulp of mpmath,
+//! `expm1` 0.98). The portable function stays what single elements get at every level
 //! ([`Map1::one`](crate::kernel::elementwise_loops::Map1::one): a broadcast input), and
 //! the kernel takes a run's tail through masked loads, so within a run an element's result
 //! does not depend on its position. The maps pairing the two are [`kernel_map!`]s.
 
 use crate::error::Result;
-use crate::kernel::elementwise_loops::{unary_into, Fixup};
+use crate::kernel::elementwise_loops::unary_into;
 use crate::ops::table::{Cost, Unary};
 use crate::{DType, Tensor};
 
@@ -127,9 +131,10 @@ pub(crate) mod f64_math;
 mod accuracy_tests;
 
 /// Runs the float32 and float64 ops that have their own map: a per-block fixup
-/// ([`VectorFn`]: float32 `sin`, `cos`, `tan`, whose float32 reduction holds below 12867;
-/// the float64 ops of [`f64_math::run_vector`]) or an AVX-512 kernel ([`kernel_map!`]:
-/// `exp exp2 expm1 log log2 log10 log1p`); `None` for every other op and dtype, which the
+/// ([`VectorFn`]: float32 `sin`, `cos`, `tan` below AVX-512, whose float32 reduction holds
+/// below 12867; the float64 ops of [`f64_math::run_vector`]) or an AVX-512 kernel
+/// ([`kernel_map!`]: `exp exp2 expm1 log log2 log10 log1p tanh sinh cosh asinh acosh
+/// atanh`, float32 `sin cos tan`); `None` for every other op and dtype, which the
 /// table's generated dispatch runs (`kernel/unary.rs`).
 pub(crate) fn run_with_fixup(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result<()>> {
     if a.dtype() == DType::F64 && out.dtype() == DType::F64 {
@@ -140,9 +145,9 @@ pub(crate) fn run_with_fixup(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Re
     }
     let op = kind.name();
     Some(match kind {
-        Unary::Sin => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, Fixup(f32_math::Sin)),
-        Unary::Cos => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, Fixup(f32_math::Cos)),
-        Unary::Tan => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, Fixup(f32_math::Tan)),
+        Unary::Sin => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::SinMap),
+        Unary::Cos => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::CosMap),
+        Unary::Tan => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::TanMap),
         Unary::Exp => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::ExpMap),
         Unary::Exp2 => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::Exp2Map),
         Unary::Log => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::LnMap),
@@ -150,6 +155,12 @@ pub(crate) fn run_with_fixup(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Re
         Unary::Log10 => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::Log10Map),
         Unary::Log1p => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::Ln1pMap),
         Unary::Expm1 => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::Expm1Map),
+        Unary::Tanh => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::TanhMap),
+        Unary::Sinh => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::SinhMap),
+        Unary::Cosh => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::CoshMap),
+        Unary::Asinh => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::AsinhMap),
+        Unary::Acosh => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::AcoshMap),
+        Unary::Atanh => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::AtanhMap),
         _ => return None,
     })
 }
