@@ -85,6 +85,53 @@ def test_float16_math_within_one_ulp(n):
     np.testing.assert_array_equal(_half_bits(sa.abs()), _bits16(np.abs(a)))
 
 
+# The functions whose float32 form has an AVX-512 kernel
+# (crates/strata/src/kernel/vector_math/avx512_f32.rs), which the half dtypes run on their
+# widened blocks at that level: (name, NumPy's name, input domain).
+KERNEL_MATH = [("exp", "exp", "any"), ("exp2", "exp2", "any"), ("expm1", "expm1", "any"),
+               ("log", "log", "pos"), ("log2", "log2", "pos"), ("log10", "log10", "pos"),
+               ("log1p", "log1p", "pos"), ("sin", "sin", "any"), ("cos", "cos", "any"),
+               ("tan", "tan", "any"), ("tanh", "tanh", "any"), ("sinh", "sinh", "any"),
+               ("cosh", "cosh", "any"), ("asinh", "arcsinh", "any"),
+               ("acosh", "arccosh", "above1"), ("atanh", "arctanh", "unit"),
+               ("atan", "arctan", "any")]
+
+
+def _domain(a, dom):
+    if dom == "pos":
+        return np.abs(a) + a.dtype.type(0.5)
+    if dom == "above1":
+        return np.abs(a) + a.dtype.type(1.0)
+    if dom == "unit":
+        return (a / (np.abs(a).max(initial=0) * 1.01 + 1)).astype(a.dtype)
+    return a
+
+
+@pytest.mark.parametrize("n", [1, 17, 129, 1000, 70001])
+def test_half_math_through_the_float32_kernels(n):
+    """float16: within one ulp of NumPy's float32 function rounded; bfloat16: the bits of
+    strata's own float32 function on the widened values, rounded (the same float32 code at
+    every level: the kernel at AVX-512), contiguous and strided."""
+    a16 = _src(n, 11, scale=1.5)
+    a32 = _src(n, 12, np.float32, scale=1.5)
+    for name, np_name, dom in KERNEL_MATH:
+        x = _domain(a16, dom)
+        got = getattr(st.from_numpy(x), name)().numpy().astype(np.float64)
+        with np.errstate(all="ignore"):
+            want = getattr(np, np_name)(x.astype(np.float32)).astype(np.float16)
+        want = want.astype(np.float64)
+        ulp = np.spacing(np.abs(want).astype(np.float16)).astype(np.float64)
+        bad = ~((np.abs(got - want) <= ulp) | (got == want))
+        assert not bad.any(), (name, x[bad][:5], got[bad][:5], want[bad][:5])
+        strided = getattr(st.from_numpy(x)[::2], name)().numpy().astype(np.float64)
+        np.testing.assert_array_equal(strided, got[::2])
+        xb = st.from_numpy(_domain(a32, dom)).bfloat16()
+        wide = getattr(xb.float(), name)().numpy()
+        np.testing.assert_array_equal(_bf16_bits_of(getattr(xb, name)()), bf16_round(wide))
+        np.testing.assert_array_equal(_bf16_bits_of(getattr(xb[::2], name)()),
+                                      bf16_round(wide[::2]))
+
+
 def _f32_specials():
     v = [0.0, -0.0, np.inf, -np.inf, np.nan, 65504.0, 65519.996, 65520.0, 65536.0, 1e-8,
          5.96e-8, 2.98e-8, 6.1035156e-05, 3.4e38, -3.4e38, 1.4e-45]
@@ -183,6 +230,7 @@ for n in m.LENGTHS:
 for n in [1, 17, 257, 70001]:
     m.test_half_sums_and_means(n)
     m.test_float16_math_within_one_ulp(n)
+    m.test_half_math_through_the_float32_kernels(n)
 for shape in [(15, 17), (33, 31), (600, 520)]:
     m.test_two_byte_transposes(shape)
 print("ok")

@@ -241,7 +241,7 @@ def test_float64_circular_hyperbolic_and_erf_within_their_bound_of_exact():
                                   [2.0, 67108864.0, 1.0074974624942004, 1.0070912727390235]]),
     }
     cases = {name: inputs[dom] for name, (_, dom, _) in F64_MORE.items()}
-    # The hyperbolic functions and their inverses have AVX-512 kernels
+    # The hyperbolic functions, their inverses and atan have AVX-512 kernels
     # (kernel/vector_math/avx512_f64.rs); the portable level shares the AVX2 one's bits.
     for level in ("portable", "avx512"):
         for name, got in _values_at(level, cases).items():
@@ -315,7 +315,7 @@ def test_every_cpu_level_computes_the_same_bits():
 # avx512_f64.rs): within their bound of the exact value at every level, so within two ulps
 # of the portable level's results, not bit-identical to them.
 _BOTH = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "tanh", "sinh", "cosh",
-         "asinh", "acosh", "atanh")
+         "asinh", "acosh", "atanh", "atan")
 KERNEL_FUNCS = {"float32": _BOTH + ("sin", "cos", "tan"), "float64": _BOTH}
 
 

@@ -818,6 +818,7 @@ pub(crate) fn map_in_place_at_level<T: Element>(level: Level, xs: &mut [T], f: i
 use std::marker::PhantomData;
 
 use super::half_convert::{run_at, AtLevel, HalfBlock, BLOCK as HALF_BLOCK};
+use super::vector_math::{run_f32_kernel, F32Kernel};
 
 /// Widens `m` halves at `x + i·sx` (`i < m`; `sx` in bytes) into `v`: straight from
 /// memory when contiguous, else gathered into `tmp` first.
@@ -925,6 +926,9 @@ struct HalfMap1<'a, H, F> {
     sx: isize,
     n: usize,
     f: &'a F,
+    /// The op's float32 AVX-512 kernel, run on each widened block at that level in place
+    /// of `f` (`vector_math::F32Kernel`).
+    kernel: Option<F32Kernel>,
     h: PhantomData<H>,
 }
 
@@ -937,10 +941,41 @@ impl<H: HalfBlock, F: Fn(f32) -> f32> AtLevel for HalfMap1<'_, H, F> {
         let mut tmp = [H::default(); HALF_BLOCK];
         let mut v = [0f32; HALF_BLOCK];
         let mut k = 0;
-        let fuse = H::DTYPE == crate::DType::BF16 && sx == 2 && so == 2;
+        let kernel = self.kernel.filter(|_| level == Level::Avx512);
+        let contiguous_bf16 = H::DTYPE == crate::DType::BF16 && sx == 2 && so == 2;
+        let fuse = contiguous_bf16 && kernel.is_none();
         while k < n {
             let m = (n - k).min(HALF_BLOCK);
             let kk = k as isize;
+            if let (true, true, Some(kf)) = (contiguous_bf16, m == HALF_BLOCK, kernel) {
+                // bfloat16 widens by a shift and rounds back in plain loops (the generic
+                // block conversion ran this 2× slower than float16's).
+                use super::half_convert::{bf16_bits_to_f32_lax as up, f32_to_bf16_bits as down};
+                // SAFETY: elements `k..k + m` of the contiguous runs (`half_map1`'s caller).
+                let xa: [u16; HALF_BLOCK] = unsafe {
+                    x.offset(kk * 2)
+                        .cast::<[u16; HALF_BLOCK]>()
+                        .read_unaligned()
+                };
+                for (e, &b) in v.iter_mut().zip(&xa) {
+                    *e = up(b);
+                }
+                let p = v.as_mut_ptr();
+                // SAFETY: the level is AVX-512 (at most what the CPU has); in place.
+                unsafe { run_f32_kernel(kf, p, p, HALF_BLOCK) };
+                let mut r = [0u16; HALF_BLOCK];
+                for (o, &e) in r.iter_mut().zip(&v) {
+                    *o = down(e);
+                }
+                // SAFETY: as above.
+                unsafe {
+                    o.offset(kk * 2)
+                        .cast::<[u16; HALF_BLOCK]>()
+                        .write_unaligned(r)
+                };
+                k += m;
+                continue;
+            }
             if fuse && m == HALF_BLOCK {
                 let g = |a: f32, _: f32| f(a);
                 // SAFETY: elements `k..k + m` of the contiguous runs (`half_map1`'s
@@ -955,8 +990,15 @@ impl<H: HalfBlock, F: Fn(f32) -> f32> AtLevel for HalfMap1<'_, H, F> {
             unsafe { half_load(level, x.offset(kk * sx), sx, m, &mut tmp, &mut v) };
             // The whole block (a fixed trip count, so vector code); lanes past `m` hold
             // earlier values and are not stored.
-            for e in v.iter_mut() {
-                *e = f(*e);
+            if let Some(kf) = kernel {
+                let p = v.as_mut_ptr();
+                // SAFETY: the level is AVX-512 (checked above, at most what the CPU has);
+                // the kernel maps the block in place.
+                unsafe { run_f32_kernel(kf, p, p, HALF_BLOCK) };
+            } else {
+                for e in v.iter_mut() {
+                    *e = f(*e);
+                }
             }
             // SAFETY: as above.
             unsafe { half_store(level, o.offset(kk * so), so, m, &mut tmp, &v) };
@@ -980,6 +1022,7 @@ pub(crate) unsafe fn half_map1<H: HalfBlock>(
     sx: isize,
     n: usize,
     f: &impl Fn(f32) -> f32,
+    kernel: Option<F32Kernel>,
 ) {
     let body = HalfMap1::<H, _> {
         o,
@@ -988,6 +1031,7 @@ pub(crate) unsafe fn half_map1<H: HalfBlock>(
         sx,
         n,
         f,
+        kernel,
         h: PhantomData,
     };
     // SAFETY: the caller's contract.
@@ -1124,6 +1168,24 @@ where
     H: HalfBlock,
     F: Fn(f32) -> f32 + Sync,
 {
+    unary_half_kernel_into::<H, F>(op, cost, out, a, f, None)
+}
+
+/// [`unary_half_into`] with the op's float32 AVX-512 kernel (`vector_math::F32Kernel`),
+/// which the AVX-512 level runs on each widened block instead of `f` (`f` stays the
+/// other levels' function).
+pub(crate) fn unary_half_kernel_into<H, F>(
+    op: &'static str,
+    cost: Cost,
+    out: &Tensor,
+    a: &Tensor,
+    f: F,
+    kernel: Option<F32Kernel>,
+) -> Result<()>
+where
+    H: HalfBlock,
+    F: Fn(f32) -> f32 + Sync,
+{
     if let Some((n, [false])) = flat(out, H::DTYPE, [(a, H::DTYPE)]) {
         out.check_write(op)?;
         let g = borrow_for(op, out, [a])?;
@@ -1132,7 +1194,7 @@ where
         if flat_disjoint(o, n, 2, x, n, 2) {
             out.storage().bump_version();
             // SAFETY: as in `unary_into`'s flat path.
-            unsafe { half_map1::<H>(cpu::level(), o, 2, x, 2, n, &f) };
+            unsafe { half_map1::<H>(cpu::level(), o, 2, x, 2, n, &f, kernel) };
             return Ok(());
         }
         drop(g);
@@ -1151,7 +1213,7 @@ where
     // disjoint from `out`, identical, or staged; `level` is what the CPU has.
     unsafe {
         lp.run(par_from(is_math(cost), &[crate::DType::F32]), |p, s, n| {
-            half_map1::<H>(level, p[0], s[0], p[1], s[1], n, &f)
+            half_map1::<H>(level, p[0], s[0], p[1], s[1], n, &f, kernel)
         })
     };
     Ok(())

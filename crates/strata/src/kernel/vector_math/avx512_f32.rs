@@ -1,6 +1,7 @@
 //! AVX-512 kernels for the float32 exponentials and logarithms (`exp exp2 expm1 log
 //! log2 log10 log1p`), the hyperbolic functions and their inverses (`tanh sinh cosh asinh
-//! acosh atanh`), sixteen lanes to a register: the forms of `avx512_f64.rs` in float32,
+//! acosh atanh`), and the circular `sin cos tan atan` (the portable forms of `f32_math.rs`
+//! with fused multiply-adds), sixteen lanes to a register: the forms of `avx512_f64.rs` in float32,
 //! with sixteen-entry tables that one `vpermps` looks up; `tanh` alone is a table of
 //! thirty-two polynomials (see [`tanh`]: the exponential's form cost 0.42 ms per 1M,
 //! NumPy's takes 0.37).
@@ -22,8 +23,9 @@
 //! sum round apart where they nearly cancel), `log` 0.56, `log2` 0.55, `log10` 0.91 (where
 //! `log c` and `log(1 + r)` nearly cancel and `r`'s rounding counts twice), `log1p` 0.79,
 //! `tanh` 1.0 (next to 1/32, where the first interval's `1 + t·R` rounds), `sinh` 0.77,
-//! `cosh` 0.88, `asinh` 1.02 (`r` rounded, as for `log10`), `acosh` 0.78, `atanh` 1.0.
-//! Not bit-identical to the portable level's results.
+//! `cosh` 0.88, `asinh` 1.02 (`r` rounded, as for `log10`), `acosh` 0.78, `atanh` 1.0,
+//! `sin` 0.93, `cos` 0.88, `tan` 1.51, `atan` 0.90. Not bit-identical to the portable
+//! level's results.
 
 use std::arch::x86_64::*;
 
@@ -772,10 +774,12 @@ const LOG10: Base = Base {
     p: &LOG10_P,
 };
 
-/// `log_b x + extra` for positive normal finite `x` and `extra` below 2⁻²¹ of the result,
-/// rounded once (other lanes: garbage, replaced by callers).
+/// `log_b x + extra` for positive normal finite `x`, rounded once (other lanes: garbage,
+/// which callers replace). `extra` (none: 0) joins the low word: exact enough where it is
+/// below 2⁻²¹ of the result, or where `x` is so near 1 that the high word is `r` itself
+/// (`asinh`, `atanh` next to 0).
 #[inline(always)]
-fn log_normal(x: __m512, b: &Base, extra: __m512) -> __m512 {
+fn log_normal(x: __m512, b: &Base, extra: Option<__m512>) -> __m512 {
     // SAFETY: called only under `run`, whose target features (and the CPU) have
     // AVX-512F; the intrinsics here touch no memory but the tables they load.
     unsafe {
@@ -790,7 +794,12 @@ fn log_normal(x: __m512, b: &Base, extra: __m512) -> __m512 {
         let rp = _mm512_fmadd_ps(z, look(&LOG_INVC, i), splat(-1.0));
         let r = rp;
         let w = _mm512_fmadd_ps(kf, splat(b.l2.0), look(b.c_hi, i));
-        let lo = _mm512_fmadd_ps(kf, splat(b.l2.1), look(b.c_lo, i));
+        // (log2's k·log₂2 has no low part: no multiply-add of a zero.)
+        let lo = if b.l2.1 == 0.0 {
+            look(b.c_lo, i)
+        } else {
+            _mm512_fmadd_ps(kf, splat(b.l2.1), look(b.c_lo, i))
+        };
         let (t, lo) = match b.inv {
             None => (r, lo),
             Some((hi, low)) => {
@@ -800,10 +809,11 @@ fn log_normal(x: __m512, b: &Base, extra: __m512) -> __m512 {
             }
         };
         let hi = _mm512_add_ps(w, t);
-        let lo = _mm512_add_ps(
-            _mm512_add_ps(lo, extra),
-            _mm512_add_ps(_mm512_sub_ps(w, hi), t),
-        );
+        let lo = match extra {
+            Some(e) => _mm512_add_ps(lo, e),
+            None => lo,
+        };
+        let lo = _mm512_add_ps(lo, _mm512_add_ps(_mm512_sub_ps(w, hi), t));
         let q = _mm512_fmadd_ps(splat(b.p[3]), rp, splat(b.p[2]));
         let q = _mm512_fmadd_ps(q, rp, splat(b.p[1]));
         let q = _mm512_fmadd_ps(q, rp, splat(b.p[0]));
@@ -830,13 +840,14 @@ pub(crate) enum Func {
     Sin,
     Cos,
     Tan,
+    Atan,
 }
 
 /// `log_b x` in each lane, the rare lanes (zero, negative, subnormal, infinite, NaN: one
 /// unsigned compare of the bits) by the portable `scalar`.
 #[inline(always)]
 fn log_checked(x: __m512, b: &Base, scalar: fn(f32) -> f32) -> __m512 {
-    let v = log_normal(x, b, splat(0.0));
+    let v = log_normal(x, b, None);
     // SAFETY: AVX-512F (see `run`); no memory is touched.
     let rare = unsafe {
         let off = _mm512_sub_epi32(_mm512_castps_si512(x), _mm512_set1_epi32(0x0080_0000));
@@ -884,7 +895,7 @@ fn ln_1p(x: __m512) -> __m512 {
         let c_small = _mm512_add_ps(_mm512_sub_ps(one, u), x);
         let c_big = _mm512_add_ps(_mm512_sub_ps(x, u), one);
         let c = _mm512_mask_blend_ps(small, c_big, c_small);
-        let v = log_normal(u, &LN, _mm512_div_ps(c, u));
+        let v = log_normal(u, &LN, Some(_mm512_div_ps(c, u)));
         let tiny = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(ax, splat(5.960_464_5e-8));
         let v = _mm512_mask_blend_ps(tiny, v, x);
         let rare: __mmask16 = _mm512_cmpge_epu32_mask(
@@ -913,7 +924,7 @@ fn sqrt_pair(mh: __m512, ml: __m512) -> (__m512, __m512) {
 #[inline(always)]
 fn ln_pair(uh: __m512, ul: __m512) -> __m512 {
     // SAFETY: AVX-512F (see `run`); no memory is touched.
-    log_normal(uh, &LN, unsafe { _mm512_div_ps(ul, uh) })
+    log_normal(uh, &LN, Some(unsafe { _mm512_div_ps(ul, uh) }))
 }
 
 /// `asinh x` in each lane: `ln(a + √(a² + 1))` for `a = |x|`, every step carried as a
@@ -1136,6 +1147,51 @@ fn tan(x: __m512) -> __m512 {
     }
 }
 
+/// A table of up to sixteen entries (the rest zero) as one register, looked up by `idx`.
+#[inline(always)]
+fn look16<const N: usize>(t: [f32; N], idx: __m512i) -> __m512 {
+    let mut full = [0.0f32; 16];
+    full[..N].copy_from_slice(&t);
+    // SAFETY: AVX-512F (see `run`); `full` is a local array of sixteen float32.
+    unsafe { _mm512_permutexvar_ps(idx, _mm512_loadu_ps(full.as_ptr())) }
+}
+
+/// `atan x` in each lane: `f32_math::atan`'s four intervals (`|x|` below 7/16, 11/16,
+/// 39/16, beyond), the interval's index from three compares, its numerator `a·A + B` and
+/// denominator `a·C + D` (one fma each; exact where the portable form's are) and `atan c`
+/// (high, low) from sixteen-entry tables, one division, the polynomial fused. NaN passes.
+#[inline(always)]
+fn atan(x: __m512) -> __m512 {
+    // SAFETY: AVX-512F and DQ (see `run`); no memory is touched but local tables.
+    unsafe {
+        let (a, sign) = abs_sign(x);
+        let mut idx = _mm512_setzero_si512();
+        for edge in [0.4375, 0.6875, 2.4375] {
+            let m = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(a, splat(edge));
+            idx = _mm512_mask_add_epi32(idx, m, idx, _mm512_set1_epi32(1));
+        }
+        let (h, o, i) = (f32_math::ATAN_HALF, f32_math::ATAN_ONE, f32_math::ATAN_INF);
+        // (The last interval's numerator is −1: `a` capped so that ∞·0 is not NaN.)
+        let num = _mm512_fmadd_ps(
+            _mm512_min_ps(splat(1e30), a),
+            look16([1.0, 1.0, 1.0, 0.0], idx),
+            look16([0.0, -0.5, -1.0, -1.0], idx),
+        );
+        let den = _mm512_fmadd_ps(
+            a,
+            look16([0.0, 0.5, 1.0, 1.0], idx),
+            look16([1.0, 1.0, 1.0, 0.0], idx),
+        );
+        let yh = look16([0.0, h.0, o.0, i.0], idx);
+        let yl = look16([0.0, h.1, o.1, i.1], idx);
+        let u = _mm512_div_ps(num, den);
+        let z = _mm512_mul_ps(u, u);
+        let p = _mm512_fmadd_ps(_mm512_mul_ps(u, z), poly(z, f32_math::ATAN_P), yl);
+        let v = _mm512_add_ps(yh, _mm512_add_ps(u, p));
+        _mm512_xor_ps(v, sign)
+    }
+}
+
 /// `o[k] = g(x[k])` for the `n` elements of `run`, 16 lanes at a time, the tail through
 /// masked loads and stores (so every element goes through the same vector code). A macro,
 /// so that `g` is inlined into the loop (a function passed as a value was called, not
@@ -1188,5 +1244,6 @@ pub(crate) unsafe fn run(f: Func, o: *mut f32, x: *const f32, n: usize) {
         Func::Sin => run_with!(o, x, n, |v| sin(v)),
         Func::Cos => run_with!(o, x, n, |v| cos(v)),
         Func::Tan => run_with!(o, x, n, |v| tan(v)),
+        Func::Atan => run_with!(o, x, n, |v| atan(v)),
     }
 }

@@ -1,6 +1,6 @@
 //! AVX-512 kernels for the float64 exponentials and logarithms (`exp exp2 expm1 log
 //! log2 log10 log1p`), the hyperbolic functions and their inverses (`tanh sinh cosh asinh
-//! acosh atanh`), written with `std::arch` intrinsics: table-driven forms with fused
+//! acosh atanh`) and `atan`, written with `std::arch` intrinsics: table-driven forms with fused
 //! multiply-adds, which the portable functions of `f64_math.rs` cannot use (see
 //! `mod.rs`). The block loops run them at the AVX-512 level through
 //! [`Map1::run_avx512`](crate::kernel::elementwise_loops::Map1::run_avx512).
@@ -47,7 +47,7 @@
 //! ulp, `exp2` 0.53, `log` 0.51, `log2` 0.52, `log10` 0.52, `log1p` 0.53, `expm1` 0.98
 //! (`r`'s rounding error carried; `s·p` still rounds where `s − 1` and it nearly cancel),
 //! `tanh` 0.55, `sinh` 0.73, `cosh` 0.87 (`e⁻ᵃ/4` uncorrected next to 0), `asinh` 0.51,
-//! `acosh` 0.51, `atanh` 0.51 over 40k points. The AVX-512 results are not bit-identical
+//! `acosh` 0.51, `atanh` 0.51, `atan` 0.76 (fdlibm's form, fused) over 40k points. The AVX-512 results are not bit-identical
 //! to the portable level's (both are within the bounds).
 
 use std::arch::x86_64::*;
@@ -608,10 +608,12 @@ const LOG10: Base = Base {
     p: &LOG10_P,
 };
 
-/// `log_b x + extra` for positive normal finite `x` and `extra` below 2⁻⁵⁰ of the result,
-/// rounded once (other lanes: garbage, which callers replace).
+/// `log_b x + extra` for positive normal finite `x`, rounded once (other lanes: garbage,
+/// which callers replace). `extra` (none: 0) joins the low word: exact enough where it is
+/// below 2⁻⁵⁰ of the result, or where `x` is so near 1 that the high word is `r` itself
+/// (`asinh`, `atanh` next to 0).
 #[inline(always)]
-fn log_normal(x: __m512d, b: &Base, extra: __m512d) -> __m512d {
+fn log_normal(x: __m512d, b: &Base, extra: Option<__m512d>) -> __m512d {
     // SAFETY: called only under `run`, whose target features (and the CPU) have
     // AVX-512F and DQ; the intrinsics here touch no memory but the tables they load.
     unsafe {
@@ -633,7 +635,12 @@ fn log_normal(x: __m512d, b: &Base, extra: __m512d) -> __m512d {
         let rp = _mm512_add_pd(r, r_lo);
         // k·log_b 2 + log_b c: the high parts sum exactly, the low parts apart.
         let w = _mm512_fmadd_pd(kd, splat(b.l2.0), look(b.c_hi, i));
-        let lo = _mm512_fmadd_pd(kd, splat(b.l2.1), look(b.c_lo, i));
+        // (log2's k·log₂2 has no low part: no multiply-add of a zero.)
+        let lo = if b.l2.1 == 0.0 {
+            look(b.c_lo, i)
+        } else {
+            _mm512_fmadd_pd(kd, splat(b.l2.1), look(b.c_lo, i))
+        };
         // The linear term r/ln b, with its rounding error.
         let (t, lo) = match b.inv {
             None => (r, _mm512_add_pd(lo, r_lo)),
@@ -645,10 +652,11 @@ fn log_normal(x: __m512d, b: &Base, extra: __m512d) -> __m512d {
             }
         };
         let hi = _mm512_add_pd(w, t);
-        let lo = _mm512_add_pd(
-            _mm512_add_pd(lo, extra),
-            _mm512_add_pd(_mm512_sub_pd(w, hi), t),
-        );
+        let lo = match extra {
+            Some(e) => _mm512_add_pd(lo, e),
+            None => lo,
+        };
+        let lo = _mm512_add_pd(lo, _mm512_add_pd(_mm512_sub_pd(w, hi), t));
         let mut q = splat(b.p[8]);
         for k in (0..8).rev() {
             q = _mm512_fmadd_pd(q, rp, splat(b.p[k]));
@@ -686,12 +694,13 @@ pub(crate) enum Func {
     Asinh,
     Acosh,
     Atanh,
+    Atan,
 }
 
 /// `log_b x` in each lane, the rare lanes (see [`log_rare`]) by the portable `scalar`.
 #[inline(always)]
 fn log_checked(x: __m512d, b: &Base, scalar: fn(f64) -> f64) -> __m512d {
-    let v = log_normal(x, b, splat(0.0));
+    let v = log_normal(x, b, None);
     let rare = log_rare(x);
     fix_rare(x, v, rare, scalar)
 }
@@ -735,7 +744,7 @@ fn ln_1p(x: __m512d) -> __m512d {
         let c_small = _mm512_add_pd(_mm512_sub_pd(one, u), x);
         let c_big = _mm512_add_pd(_mm512_sub_pd(x, u), one);
         let c = _mm512_mask_blend_pd(small, c_big, c_small);
-        let v = log_normal(u, &LN, _mm512_div_pd(c, u));
+        let v = log_normal(u, &LN, Some(_mm512_div_pd(c, u)));
         let tiny = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(ax, splat(1.1102230246251565e-16));
         let v = _mm512_mask_blend_pd(tiny, v, x);
         let rare: __mmask8 = _mm512_cmpge_epu64_mask(
@@ -767,7 +776,7 @@ fn sqrt_pair(mh: __m512d, ml: __m512d) -> (__m512d, __m512d) {
 #[inline(always)]
 fn ln_pair(uh: __m512d, ul: __m512d) -> __m512d {
     // SAFETY: AVX-512F (see `run`); no memory is touched.
-    log_normal(uh, &LN, unsafe { _mm512_div_pd(ul, uh) })
+    log_normal(uh, &LN, Some(unsafe { _mm512_div_pd(ul, uh) }))
 }
 
 /// `asinh x` in each lane: `ln(a + √(a² + 1))` for `a = |x|`, every step carried as a
@@ -849,6 +858,62 @@ fn atanh(x: __m512d) -> __m512d {
     }
 }
 
+/// An eight-entry table as one register, looked up by `idx` (low three bits).
+#[inline(always)]
+fn look8(t: [f64; 8], idx: __m512i) -> __m512d {
+    // SAFETY: AVX-512F (see `run`); `t` is a local array of eight float64.
+    unsafe { _mm512_permutexvar_pd(idx, _mm512_loadu_pd(t.as_ptr())) }
+}
+
+/// `atan x` in each lane: fdlibm's five intervals (`f64_math::atan`), the interval's
+/// index from four compares, its numerator and denominator `a·A + B` and `a·C + D` (one
+/// fma each, exact where fdlibm's are) and `atan c` (high, low) from eight-entry tables,
+/// one division, fdlibm's polynomial fused. NaN passes (the last interval's quotient).
+#[inline(always)]
+fn atan(x: __m512d) -> __m512d {
+    // SAFETY: AVX-512F and DQ (see `run`); no memory is touched but local tables.
+    unsafe {
+        let (a, sign) = abs_sign(x);
+        let mut idx = _mm512_setzero_si512();
+        for edge in [0.4375, 0.6875, 1.1875, 2.4375] {
+            let m = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(a, splat(edge));
+            idx = _mm512_mask_add_epi64(idx, m, idx, _mm512_set1_epi64(1));
+        }
+        // NaN compares false everywhere: interval 0, t = NaN.
+        let (h, l) = (f64_math::ATAN_HI, f64_math::ATAN_LO);
+        // (The last interval's numerator is −1: `a` capped so that ∞·0 does not make it
+        // NaN; `vminpd` passes a NaN second operand.)
+        let num = _mm512_fmadd_pd(
+            _mm512_min_pd(splat(1e300), a),
+            look8([1.0, 2.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0], idx),
+            look8([0.0, -1.0, -1.0, -1.5, -1.0, 0.0, 0.0, 0.0], idx),
+        );
+        let den = _mm512_fmadd_pd(
+            a,
+            look8([0.0, 1.0, 1.0, 1.5, 1.0, 0.0, 0.0, 0.0], idx),
+            look8([1.0, 2.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0], idx),
+        );
+        let hi = look8([0.0, h[0], h[1], h[2], h[3], 0.0, 0.0, 0.0], idx);
+        let lo = look8([0.0, l[0], l[1], l[2], l[3], 0.0, 0.0, 0.0], idx);
+        let t = _mm512_div_pd(num, den);
+        let z = _mm512_mul_pd(t, t);
+        let w = _mm512_mul_pd(z, z);
+        let c = f64_math::ATAN_T;
+        let mut s1 = splat(c[10]);
+        for k in [8, 6, 4, 2, 0] {
+            s1 = _mm512_fmadd_pd(s1, w, splat(c[k]));
+        }
+        let mut s2 = splat(c[9]);
+        for k in [7, 5, 3, 1] {
+            s2 = _mm512_fmadd_pd(s2, w, splat(c[k]));
+        }
+        let s = _mm512_fmadd_pd(s2, w, _mm512_mul_pd(s1, z));
+        // hi − ((t·s − lo) − t)
+        let v = _mm512_sub_pd(hi, _mm512_sub_pd(_mm512_fmsub_pd(t, s, lo), t));
+        _mm512_xor_pd(v, sign)
+    }
+}
+
 /// `o[k] = g(x[k])` for the `n` elements of `run`, 8 lanes at a time, the tail through
 /// masked loads and stores (so every element goes through the same vector code). A macro,
 /// so that `g` is inlined into the loop (a function passed as a value was called, not
@@ -898,5 +963,6 @@ pub(crate) unsafe fn run(f: Func, o: *mut f64, x: *const f64, n: usize) {
         Func::Asinh => run_with!(o, x, n, |v| asinh(v)),
         Func::Acosh => run_with!(o, x, n, |v| acosh(v)),
         Func::Atanh => run_with!(o, x, n, |v| atanh(v)),
+        Func::Atan => run_with!(o, x, n, |v| atan(v)),
     }
 }

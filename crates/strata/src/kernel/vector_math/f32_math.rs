@@ -387,6 +387,11 @@ kernel_map!(
     f32, TanMap, Fixup(Tan), avx512_f32, Tan
 );
 
+kernel_map!(
+    /// `atan x` as a map.
+    f32, AtanMap, atan, avx512_f32, Atan
+);
+
 /// `ln(1 + x)`, accurate near 0 (within 0.82 ulp): `u = 1 + x` is split as for `ln`, and
 /// what its rounding lost, `c = x − (u − 1)` (exact), enters as `c/u`.
 #[inline(always)]
@@ -846,7 +851,7 @@ pub(crate) fn tanh(x: f32) -> f32 {
 }
 
 /// `(atan u − u)/u³` in `u²`, `|u| ≤ 7/16` (FreeBSD `s_atanf.c`).
-const ATAN_P: [f32; 5] = [
+pub(super) const ATAN_P: [f32; 5] = [
     -0.333_333_28,
     0.199_991_58,
     -0.142_536_36,
@@ -855,9 +860,9 @@ const ATAN_P: [f32; 5] = [
 ];
 
 /// `atan c` as float32 `hi + lo` for `c = ½, 1, ∞`.
-const ATAN_HALF: (f32, f32) = (0.463_647_6, 5.012_158_7e-9);
-const ATAN_ONE: (f32, f32) = (std::f32::consts::FRAC_PI_4, -2.185_569_4e-8);
-const ATAN_INF: (f32, f32) = (std::f32::consts::FRAC_PI_2, -4.371_139e-8);
+pub(super) const ATAN_HALF: (f32, f32) = (0.463_647_6, 5.012_158_7e-9);
+pub(super) const ATAN_ONE: (f32, f32) = (std::f32::consts::FRAC_PI_4, -2.185_569_4e-8);
+pub(super) const ATAN_INF: (f32, f32) = (std::f32::consts::FRAC_PI_2, -4.371_139e-8);
 
 /// Arctangent (within 0.91 ulp, every float32 checked): `atan|x| = atan c + atan u`,
 /// `u = (|x| − c)/(1 + |x|·c)` with `c = 0, ½, 1` split at 7/16 and 11/16, or `u = −1/|x|`

@@ -528,20 +528,20 @@ pub(crate) fn tan(x: f64) -> f64 {
 // ---- The inverse circular functions (fdlibm's, one division each).
 
 /// `atan` of 0.5, 1, 1.5 and ∞, high and low parts (fdlibm).
-const ATAN_HI: [f64; 4] = [
+pub(super) const ATAN_HI: [f64; 4] = [
     f64::from_bits(0x3fdd_ac67_0561_bb4f),
     f64::from_bits(0x3fe9_21fb_5444_2d18),
     f64::from_bits(0x3fef_730b_d281_f69b),
     f64::from_bits(0x3ff9_21fb_5444_2d18),
 ];
-const ATAN_LO: [f64; 4] = [
+pub(super) const ATAN_LO: [f64; 4] = [
     f64::from_bits(0x3c7a_2b7f_222f_65e2),
     f64::from_bits(0x3c81_a626_3314_5c07),
     f64::from_bits(0x3c70_0788_7af0_cbbd),
     f64::from_bits(0x3c91_a626_3314_5c07),
 ];
 /// fdlibm's `atan` polynomial on `|t| ≤ 7/16`.
-const ATAN_T: [f64; 11] = [
+pub(super) const ATAN_T: [f64; 11] = [
     f64::from_bits(0x3fd5_5555_5555_550d),
     f64::from_bits(0xbfc9_9999_9998_ebc4),
     f64::from_bits(0x3fc2_4924_9200_83ff),
@@ -1108,7 +1108,7 @@ macro_rules! plain_vector_fn {
     )*};
 }
 
-plain_vector_fn!(Atan atan, Asin asin, Acos acos, Erf erf, Gelu gelu);
+plain_vector_fn!(Asin asin, Acos acos, Erf erf, Gelu gelu);
 
 kernel_map!(
     /// `eˣ` as a map.
@@ -1164,6 +1164,11 @@ kernel_map!(
     f64, AtanhMap, atanh, avx512_f64, Atanh
 );
 
+kernel_map!(
+    /// `atan x` as a map.
+    f64, AtanMap, atan, avx512_f64, Atan
+);
+
 /// Runs the float64 ops with a [`VectorFn`] (the circular functions with their per-block
 /// fixup, and the functions above) a block at a time; `None` for the others, which the
 /// op table's generated dispatch runs. `out` and `a` are float64.
@@ -1191,7 +1196,7 @@ pub(crate) fn run_vector(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result
         Unary::Cos => run!(Cos),
         Unary::Tan => run!(Tan),
         Unary::Tanh => map!(TanhMap),
-        Unary::Atan => run!(Atan),
+        Unary::Atan => map!(AtanMap),
         Unary::Asin => run!(Asin),
         Unary::Acos => run!(Acos),
         Unary::Sinh => map!(SinhMap),

@@ -51,8 +51,10 @@
 //! be a library call). So the portable and AVX2 levels compute bit-identical results.
 //!
 //! **AVX-512 kernels** (`avx512_f32.rs`, `avx512_f64.rs`): `exp exp2 expm1 log log2
-//! log10 log1p tanh sinh cosh asinh acosh atanh`, in float32 and float64, have a second
-//! form for the AVX-512 level, written with `std::arch` intrinsics: sixteen-entry tables
+//! log10 log1p tanh sinh cosh asinh acosh atanh atan`, in float32 and float64, and float32
+//! `sin cos tan`, have a second form for the AVX-512 level, written with `std::arch`
+//! intrinsics (float16 and bfloat16 run the float32 kernels on their widened blocks,
+//! [`run_half`]): sixteen-entry tables
 //! looked up by one permute (`2^(j/16)`; the logarithms of sixteen interval centres around
 //! 1; float32 `tanh`: thirty-two polynomials), fused multiply-adds, `vscalef` for the
 //! power of two; the hyperbolic functions from the exponential's pieces, their inverses as
@@ -61,8 +63,8 @@
 //! are Intel's SVML). Their results are within the same bounds but not bit-identical to
 //! the other levels' (measured worst: float32 `exp` 0.74 ulp, `exp2` 0.56, `expm1` 0.99,
 //! `log` 0.56, `log2` 0.55, `log10` 0.91, `log1p` 0.79, `tanh` 1.0, `sinh` 0.77, `cosh`
-//! 0.88, `asinh` 1.02, `acosh` 0.78, `atanh` 1.0; float64 0.51–0.87 ulp of mpmath,
-//! `expm1` 0.98). The portable function stays what single elements get at every level
+//! 0.88, `asinh` 1.02, `acosh` 0.78, `atanh` 1.0, `atan` 0.90, `sin` 0.93, `cos` 0.88,
+//! `tan` 1.51; float64 0.51–0.87 ulp of mpmath, `expm1` 0.98, `atan` 0.76). The portable function stays what single elements get at every level
 //! ([`Map1::one`](crate::kernel::elementwise_loops::Map1::one): a broadcast input), and
 //! the kernel takes a run's tail through masked loads, so within a run an element's result
 //! does not depend on its position. The maps pairing the two are [`kernel_map!`]s.
@@ -134,11 +136,14 @@ mod accuracy_tests;
 /// ([`VectorFn`]: float32 `sin`, `cos`, `tan` below AVX-512, whose float32 reduction holds
 /// below 12867; the float64 ops of [`f64_math::run_vector`]) or an AVX-512 kernel
 /// ([`kernel_map!`]: `exp exp2 expm1 log log2 log10 log1p tanh sinh cosh asinh acosh
-/// atanh`, float32 `sin cos tan`); `None` for every other op and dtype, which the
+/// atanh atan`, float32 `sin cos tan`); `None` for every other op and dtype, which the
 /// table's generated dispatch runs (`kernel/unary.rs`).
 pub(crate) fn run_with_fixup(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result<()>> {
     if a.dtype() == DType::F64 && out.dtype() == DType::F64 {
         return f64_math::run_vector(kind, out, a);
+    }
+    if a.dtype() == out.dtype() && matches!(a.dtype(), DType::F16 | DType::BF16) {
+        return run_half(kind, out, a);
     }
     if a.dtype() != DType::F32 || out.dtype() != DType::F32 {
         return None;
@@ -161,8 +166,81 @@ pub(crate) fn run_with_fixup(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Re
         Unary::Asinh => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::AsinhMap),
         Unary::Acosh => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::AcoshMap),
         Unary::Atanh => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::AtanhMap),
+        Unary::Atan => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::AtanMap),
         _ => return None,
     })
+}
+
+/// A float32 AVX-512 kernel (`avx512_f32.rs`), named so the half dtypes' block loops
+/// (`elementwise_loops::unary_half_kernel_into`) can run it on their widened blocks.
+#[cfg(target_arch = "x86_64")]
+pub(crate) use avx512_f32::Func as F32Kernel;
+
+/// No float32 kernels off x86-64 (an empty type: `Option<F32Kernel>` is always `None`).
+#[cfg(not(target_arch = "x86_64"))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum F32Kernel {}
+
+/// `o[k] = kernel(x[k])` for `n` float32.
+///
+/// # Safety
+/// The CPU has AVX-512F and DQ; `x` readable and `o` writable for `n` float32, disjoint
+/// or identical.
+#[inline(always)]
+pub(crate) unsafe fn run_f32_kernel(kernel: F32Kernel, o: *mut f32, x: *const f32, n: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the caller's contract.
+    unsafe {
+        avx512_f32::run(kernel, o, x, n)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    match kernel {}
+}
+
+/// The float16 and bfloat16 ops whose float32 form has an AVX-512 kernel: computed in
+/// float32 a block at a time as the op table's half arms are, the kernel running on the
+/// widened blocks at the AVX-512 level (the portable function elsewhere); `None` for the
+/// other ops.
+fn run_half(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result<()>> {
+    use crate::kernel::elementwise_loops::{unary_half_kernel_into, Map1};
+    #[cfg(target_arch = "x86_64")]
+    use avx512_f32::Func;
+    macro_rules! go {
+        ($map:expr, $func:ident) => {{
+            let m = $map;
+            #[cfg(target_arch = "x86_64")]
+            let kernel = Some(Func::$func);
+            #[cfg(not(target_arch = "x86_64"))]
+            let kernel = None;
+            let op = kind.name();
+            let f = move |x: f32| m.one(x);
+            Some(if a.dtype() == DType::F16 {
+                unary_half_kernel_into::<half::f16, _>(op, Cost::Math, out, a, f, kernel)
+            } else {
+                unary_half_kernel_into::<half::bf16, _>(op, Cost::Math, out, a, f, kernel)
+            })
+        }};
+    }
+    match kind {
+        Unary::Exp => go!(f32_math::ExpMap, Exp),
+        Unary::Exp2 => go!(f32_math::Exp2Map, Exp2),
+        Unary::Expm1 => go!(f32_math::Expm1Map, Expm1),
+        Unary::Log => go!(f32_math::LnMap, Ln),
+        Unary::Log2 => go!(f32_math::Log2Map, Log2),
+        Unary::Log10 => go!(f32_math::Log10Map, Log10),
+        Unary::Log1p => go!(f32_math::Ln1pMap, Ln1p),
+        Unary::Sin => go!(f32_math::SinMap, Sin),
+        Unary::Cos => go!(f32_math::CosMap, Cos),
+        Unary::Tan => go!(f32_math::TanMap, Tan),
+        Unary::Tanh => go!(f32_math::TanhMap, Tanh),
+        Unary::Sinh => go!(f32_math::SinhMap, Sinh),
+        Unary::Cosh => go!(f32_math::CoshMap, Cosh),
+        Unary::Asinh => go!(f32_math::AsinhMap, Asinh),
+        Unary::Acosh => go!(f32_math::AcoshMap, Acosh),
+        Unary::Atanh => go!(f32_math::AtanhMap, Atanh),
+        Unary::Atan => go!(f32_math::AtanMap, Atan),
+        _ => None,
+    }
 }
 
 /// `1.5·2⁵²`: adding it rounds a float64 of magnitude below 2⁵¹ to an integer (ties to
