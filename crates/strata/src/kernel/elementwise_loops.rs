@@ -1014,6 +1014,7 @@ impl<H: HalfBlock, F: Fn(f32) -> f32> AtLevel for HalfMap1<'_, H, F> {
 /// # Safety
 /// `o + k·so` writable and `x + k·sx` readable for `k < n`; an input element and an
 /// output element are disjoint or identical; `level` at most [`cpu::detected`].
+#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn half_map1<H: HalfBlock>(
     level: Level,
     o: *mut u8,
