@@ -19,16 +19,17 @@ from _isolated import assert_clean, run_isolated
 
 # (strata name, float64 reference on float64 arrays, ulp bound for float32 results: the
 # functions computed in float32 arithmetic are within their measured worst case, see
-# crates/strata/src/kernel/vector_math/mod.rs; those computed in float64 within 1; tanh and
-# asinh within 1.02 at the AVX-512 level, whose kernels compute them in float32)
+# crates/strata/src/kernel/vector_math/mod.rs; those computed in float64 within 1; at the
+# AVX-512 level, whose kernels compute in float32 with tables, tanh and asinh within 1.02,
+# log2 1.18, log10 1.35, log1p 1.01)
 F32_CASES = [
     ("exp", np.exp, 1.0),
     ("exp2", np.exp2, 1.25),
     ("expm1", np.expm1, 1.6),
     ("log", np.log, 1.0),
-    ("log2", np.log2, 1.0),
-    ("log10", np.log10, 1.0),
-    ("log1p", np.log1p, 1.0),
+    ("log2", np.log2, 1.25),
+    ("log10", np.log10, 1.4),
+    ("log1p", np.log1p, 1.1),
     ("sin", np.sin, 1.05),
     ("cos", np.cos, 1.05),
     ("tan", np.tan, 1.75),
