@@ -909,11 +909,24 @@ unsafe fn bf16_block<const BX: bool, const BY: bool>(
         // SAFETY: the caller's contract.
         unsafe { y.cast::<Bits>().read_unaligned() }
     };
-    let r: Bits = std::array::from_fn(|i| {
-        let a = if BX { xv } else { up(xa[i]) };
-        let b = if BY { yv } else { up(ya[i]) };
-        down(f(a, b))
-    });
+    // Plain loops (an `array::from_fn` closure here is the inlining trap of
+    // docs/ARCHITECTURE.md): widen, compute, round back.
+    let mut a = [xv; HALF_BLOCK];
+    let mut b = [yv; HALF_BLOCK];
+    if !BX {
+        for (v, &h) in a.iter_mut().zip(&xa) {
+            *v = up(h);
+        }
+    }
+    if !BY {
+        for (v, &h) in b.iter_mut().zip(&ya) {
+            *v = up(h);
+        }
+    }
+    let mut r: Bits = [0; HALF_BLOCK];
+    for ((o, &u), &w) in r.iter_mut().zip(&a).zip(&b) {
+        *o = down(f(u, w));
+    }
     // SAFETY: as above.
     unsafe { o.cast::<Bits>().write_unaligned(r) };
 }
