@@ -354,11 +354,7 @@ fn odd_poly<const N: usize>(a: __m512, c: [f32; N]) -> __m512 {
     // SAFETY: AVX-512F (see `run`); no memory is touched.
     unsafe {
         let z = _mm512_mul_ps(a, a);
-        let mut q = splat(c[N - 1]);
-        for &ck in c[..N - 1].iter().rev() {
-            q = _mm512_fmadd_ps(q, z, splat(ck));
-        }
-        _mm512_fmadd_ps(_mm512_mul_ps(a, z), q, a)
+        _mm512_fmadd_ps(_mm512_mul_ps(a, z), poly(z, c), a)
     }
 }
 
@@ -1083,18 +1079,27 @@ fn trig_rare(ax: __m512) -> __mmask16 {
     unsafe { !_mm512_cmp_ps_mask::<_CMP_LE_OQ>(ax, splat(f32_math::TRIG_F32_MAX)) }
 }
 
-/// `v` with the sign bit flipped where `bits` (bit 1 of each lane) is set, and `sign`
-/// xored in.
+/// `v` with the sign bit flipped where `bits` (bit 1 of each lane) is set, and the sign
+/// bits `sign` xored in.
 #[inline(always)]
-fn flip_quadrant(v: __m512, bits: __m512i, sign: __m512i) -> __m512 {
+fn flip_quadrant(v: __m512, bits: __m512i, sign: __m512) -> __m512 {
     // SAFETY: AVX-512F (see `run`); no memory is touched.
     unsafe {
         let q = _mm512_slli_epi32::<30>(_mm512_and_si512(bits, _mm512_set1_epi32(2)));
-        _mm512_castsi512_ps(_mm512_xor_si512(
-            _mm512_castps_si512(v),
-            _mm512_xor_si512(q, sign),
-        ))
+        _mm512_xor_ps(_mm512_xor_ps(v, _mm512_castsi512_ps(q)), sign)
     }
+}
+
+/// The shared part of [`sin`] and [`cos`]: `|x|`, `x`'s sign, `(sin t, cos t)` of the
+/// reduced argument, the quadrant `k` and its odd lanes.
+#[inline(always)]
+fn sin_cos_parts(x: __m512) -> (__m512, __m512, __m512, __m512, __m512i, __mmask16) {
+    let (ax, sign) = abs_sign(x);
+    let (hi, lo, k) = reduce_pio2(ax);
+    let (s, c) = sincos(hi, lo);
+    // SAFETY: AVX-512F (see `run`); no memory is touched.
+    let odd = unsafe { _mm512_test_epi32_mask(k, _mm512_set1_epi32(1)) };
+    (ax, sign, s, c, k, odd)
 }
 
 /// `sin x` in each lane: the reduction by π/2, the sine or cosine polynomial by the
@@ -1102,31 +1107,22 @@ fn flip_quadrant(v: __m512, bits: __m512i, sign: __m512i) -> __m512 {
 /// infinities and NaN by the portable function.
 #[inline(always)]
 fn sin(x: __m512) -> __m512 {
+    let (ax, sign, s, c, k, odd) = sin_cos_parts(x);
     // SAFETY: AVX-512F (see `run`); no memory is touched.
-    unsafe {
-        let ax = _mm512_abs_ps(x);
-        let (hi, lo, k) = reduce_pio2(ax);
-        let (s, c) = sincos(hi, lo);
-        let odd = _mm512_test_epi32_mask(k, _mm512_set1_epi32(1));
-        let sign = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(i32::MIN));
-        let v = flip_quadrant(_mm512_mask_blend_ps(odd, s, c), k, sign);
-        fix_rare(x, v, trig_rare(ax), f32_math::sin)
-    }
+    let v = flip_quadrant(unsafe { _mm512_mask_blend_ps(odd, s, c) }, k, sign);
+    fix_rare(x, v, trig_rare(ax), f32_math::sin)
 }
 
-/// `cos x` in each lane (see [`sin`]).
+/// `cos x` in each lane (see [`sin`]; an even function, the quadrant alone signs it).
 #[inline(always)]
 fn cos(x: __m512) -> __m512 {
+    let (ax, _, s, c, k, odd) = sin_cos_parts(x);
     // SAFETY: AVX-512F (see `run`); no memory is touched.
-    unsafe {
-        let ax = _mm512_abs_ps(x);
-        let (hi, lo, k) = reduce_pio2(ax);
-        let (s, c) = sincos(hi, lo);
-        let odd = _mm512_test_epi32_mask(k, _mm512_set1_epi32(1));
+    let v = unsafe {
         let k1 = _mm512_add_epi32(k, _mm512_set1_epi32(1));
-        let v = flip_quadrant(_mm512_mask_blend_ps(odd, c, s), k1, _mm512_setzero_si512());
-        fix_rare(x, v, trig_rare(ax), f32_math::cos)
-    }
+        flip_quadrant(_mm512_mask_blend_ps(odd, c, s), k1, _mm512_setzero_ps())
+    };
+    fix_rare(x, v, trig_rare(ax), f32_math::cos)
 }
 
 /// `tan x` in each lane (`f32_math::tan`'s fast form, fused): `tan(hi + lo) = y + yl`
@@ -1135,7 +1131,7 @@ fn cos(x: __m512) -> __m512 {
 fn tan(x: __m512) -> __m512 {
     // SAFETY: AVX-512F (see `run`); no memory is touched.
     unsafe {
-        let ax = _mm512_abs_ps(x);
+        let (ax, sign) = abs_sign(x);
         let (hi, lo, k) = reduce_pio2(ax);
         let z = _mm512_mul_ps(hi, hi);
         let yl = _mm512_fmadd_ps(z, _mm512_fmadd_ps(hi, poly(z, f32_math::TAN_P), lo), lo);
@@ -1144,11 +1140,7 @@ fn tan(x: __m512) -> __m512 {
         let q = _mm512_div_ps(splat(-1.0), y);
         let cot = _mm512_fmadd_ps(_mm512_mul_ps(q, q), e, q);
         let odd = _mm512_test_epi32_mask(k, _mm512_set1_epi32(1));
-        let sign = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(i32::MIN));
-        let v = _mm512_castsi512_ps(_mm512_xor_si512(
-            _mm512_castps_si512(_mm512_mask_blend_ps(odd, y, cot)),
-            sign,
-        ));
+        let v = _mm512_xor_ps(_mm512_mask_blend_ps(odd, y, cot), sign);
         fix_rare(x, v, trig_rare(ax), f32_math::tan)
     }
 }
