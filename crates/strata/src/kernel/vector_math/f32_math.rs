@@ -391,6 +391,14 @@ kernel_map!(
     /// `atan x` as a map.
     f32, AtanMap, atan, avx512_f32, Atan
 );
+kernel_map!(
+    /// `asin x` as a map.
+    f32, AsinMap, asin, avx512_f32, Asin
+);
+kernel_map!(
+    /// `acos x` as a map.
+    f32, AcosMap, acos, avx512_f32, Acos
+);
 
 /// `ln(1 + x)`, accurate near 0 (within 0.82 ulp): `u = 1 + x` is split as for `ln`, and
 /// what its rounding lost, `c = x − (u − 1)` (exact), enters as `c/u`.
@@ -900,7 +908,7 @@ pub(crate) fn atan(x: f32) -> f32 {
 }
 
 /// `(asin s − s)/s³` in `s²`, `|s| ≤ ½` (Cephes `asinf`).
-const ASIN_P: [f32; 5] = [
+pub(super) const ASIN_P: [f32; 5] = [
     0.166_667_52,
     0.074_953_005,
     0.045_470_025,
@@ -950,7 +958,13 @@ pub(crate) fn asin(x: f32) -> f32 {
     } else {
         (0.0, 0.0, 1.0)
     };
-    flip_f32(asin_sum(bh, bl, m, s, p), x.to_bits() & 0x8000_0000)
+    let v = flip_f32(asin_sum(bh, bl, m, s, p), x.to_bits() & 0x8000_0000);
+    // (NaN and |x| > 1: one NaN, whichever instructions ran.)
+    if x.abs() <= 1.0 {
+        v
+    } else {
+        f32::NAN
+    }
 }
 
 /// Arccosine (within 0.69 ulp, every float32 checked): `2·asin s` above ½, `π − 2·asin s`
@@ -969,7 +983,12 @@ pub(crate) fn acos(x: f32) -> f32 {
     } else {
         (ATAN_INF.0, ATAN_INF.1, if neg { 1.0 } else { -1.0 })
     };
-    asin_sum(bh, bl, m, s, p)
+    let v = asin_sum(bh, bl, m, s, p);
+    if x.abs() <= 1.0 {
+        v
+    } else {
+        f32::NAN
+    }
 }
 
 /// Inverse hyperbolic sine: `ln(a + √(a² + 1))` for `a = |x| ≥ 2⁻¹⁰` (its argument is

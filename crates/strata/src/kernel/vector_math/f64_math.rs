@@ -585,8 +585,8 @@ pub(crate) fn atan(x: f64) -> f64 {
 }
 
 /// π/2, high and low parts.
-const PIO2_HI: f64 = f64::from_bits(0x3ff9_21fb_5444_2d18);
-const PIO2_LO: f64 = f64::from_bits(0x3c91_a626_3314_5c07);
+pub(super) const PIO2_HI: f64 = f64::from_bits(0x3ff9_21fb_5444_2d18);
+pub(super) const PIO2_LO: f64 = f64::from_bits(0x3c91_a626_3314_5c07);
 /// fdlibm's `asin`/`acos` rational function `R(z) = z·P(z)/Q(z)`.
 const ASIN_P: [f64; 6] = [
     f64::from_bits(0x3fc5_5555_5555_5555),
@@ -639,7 +639,12 @@ pub(crate) fn asin(x: f64) -> f64 {
     } else {
         v_mid
     };
-    flip(v, x.is_sign_negative())
+    // (NaN and |x| > 1: one NaN, whichever instructions ran.)
+    if ax <= 1.0 {
+        flip(v, x.is_sign_negative())
+    } else {
+        f64::NAN
+    }
 }
 
 /// Arccosine (fdlibm's three intervals: `|x| < 0.5`, `x ≤ −0.5`, `x ≥ 0.5`).
@@ -657,6 +662,8 @@ pub(crate) fn acos(x: f64) -> f64 {
         v_small
     } else if x == 1.0 {
         0.0 // (z = 0 there: the shared quotient is 0/0)
+    } else if ax.is_nan() || ax > 1.0 {
+        f64::NAN // (NaN and |x| > 1: one NaN, whichever instructions ran)
     } else if pos {
         v_pos
     } else {
@@ -1108,7 +1115,7 @@ macro_rules! plain_vector_fn {
     )*};
 }
 
-plain_vector_fn!(Asin asin, Acos acos, Erf erf, Gelu gelu);
+plain_vector_fn!(Erf erf, Gelu gelu);
 
 kernel_map!(
     /// `eˣ` as a map.
@@ -1168,6 +1175,14 @@ kernel_map!(
     /// `atan x` as a map.
     f64, AtanMap, atan, avx512_f64, Atan
 );
+kernel_map!(
+    /// `asin x` as a map.
+    f64, AsinMap, asin, avx512_f64, Asin
+);
+kernel_map!(
+    /// `acos x` as a map.
+    f64, AcosMap, acos, avx512_f64, Acos
+);
 
 /// Runs the float64 ops with a [`VectorFn`] (the circular functions with their per-block
 /// fixup, and the functions above) a block at a time; `None` for the others, which the
@@ -1197,8 +1212,8 @@ pub(crate) fn run_vector(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result
         Unary::Tan => run!(Tan),
         Unary::Tanh => map!(TanhMap),
         Unary::Atan => map!(AtanMap),
-        Unary::Asin => run!(Asin),
-        Unary::Acos => run!(Acos),
+        Unary::Asin => map!(AsinMap),
+        Unary::Acos => map!(AcosMap),
         Unary::Sinh => map!(SinhMap),
         Unary::Cosh => map!(CoshMap),
         Unary::Asinh => map!(AsinhMap),
