@@ -205,7 +205,8 @@ def _check_exact(name, xs, got, ref, mpmath, level):
 F64_MORE = {
     "sin": ("sin", "wide", 1.0),  # 0.70
     "cos": ("cos", "wide", 1.0),  # 0.64
-    "tan": ("tan", "wide", 1.0),  # 0.68
+    # tan: 0.68 portable; the AVX-512 kernel 1.54 next to π/4 (Cephes' rational function).
+    "tan": ("tan", "wide", 1.6),
     "atan": ("atan", "wide", 1.0),  # 0.73, 0.76
     "asin": ("asin", "unit", 1.0),  # 0.84
     "acos": ("acos", "unit", 1.0),  # 0.75
@@ -225,7 +226,8 @@ def test_float64_circular_hyperbolic_and_erf_within_their_bound_of_exact():
     inputs = {
         "wide": np.concatenate([rng.uniform(-10, 10, 500), rng.uniform(-1e6, 1e6, 150),
                                 np.exp(rng.uniform(-30, 30, 150)) * rng.choice([-1, 1], 150),
-                                np.arange(1, 60) * (np.pi / 2), [1048576.0, 1e-300, 5e-324, -0.45956667149173835]]),
+                                np.arange(1, 60) * (np.pi / 2), [1048576.0, 1e-300, 5e-324, -0.45956667149173835,
+                                 0.7830472364644723]]),
         "unit": np.concatenate([rng.uniform(-1, 1, 600), 1 - np.exp(rng.uniform(-36, -1, 100)),
                                 [0.5, 0.975, 0.4999999999999999, 1e-300, 0.1149863188332847,
                                  0.5016410506287192]]),
@@ -318,7 +320,7 @@ def test_every_cpu_level_computes_the_same_bits():
 # of the portable level's results, not bit-identical to them.
 _BOTH = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "tanh", "sinh", "cosh",
          "asinh", "acosh", "atanh", "atan", "asin", "acos")
-KERNEL_FUNCS = {"float32": _BOTH + ("sin", "cos", "tan"), "float64": _BOTH}
+KERNEL_FUNCS = {"float32": _BOTH + ("sin", "cos", "tan"), "float64": _BOTH + ("tan",)}
 
 
 def _within_two_ulps(key, a: bytes, b: bytes) -> None:

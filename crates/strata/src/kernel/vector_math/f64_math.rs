@@ -1176,6 +1176,10 @@ kernel_map!(
     f64, AtanMap, atan, avx512_f64, Atan
 );
 kernel_map!(
+    /// `tan x` as a map (the vector function [`Tan`] below AVX-512).
+    f64, TanMap, Fixup(Tan), avx512_f64, Tan
+);
+kernel_map!(
     /// `asin x` as a map.
     f64, AsinMap, asin, avx512_f64, Asin
 );
@@ -1209,7 +1213,7 @@ pub(crate) fn run_vector(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result
         Unary::Expm1 => map!(Expm1Map),
         Unary::Sin => run!(Sin),
         Unary::Cos => run!(Cos),
-        Unary::Tan => run!(Tan),
+        Unary::Tan => map!(TanMap),
         Unary::Tanh => map!(TanhMap),
         Unary::Atan => map!(AtanMap),
         Unary::Asin => map!(AsinMap),

@@ -51,8 +51,8 @@
 //! be a library call). So the portable and AVX2 levels compute bit-identical results.
 //!
 //! **AVX-512 kernels** (`avx512_f32.rs`, `avx512_f64.rs`): `exp exp2 expm1 log log2
-//! log10 log1p tanh sinh cosh asinh acosh atanh atan asin acos`, in float32 and float64, and float32
-//! `sin cos tan`, have a second form for the AVX-512 level, written with `std::arch`
+//! log10 log1p tanh sinh cosh asinh acosh atanh atan asin acos tan`, in float32 and
+//! float64, and float32 `sin cos`, have a second form for the AVX-512 level, written with `std::arch`
 //! intrinsics (float16 and bfloat16 run the float32 kernels on their widened blocks,
 //! [`run_half`]): sixteen-entry tables
 //! looked up by one permute (`2^(j/16)`; the logarithms of sixteen interval centres around
@@ -65,7 +65,7 @@
 //! `expm1` 1.29, `log` 0.97, `log2` 1.18, `log10` 1.35, `log1p` 1.01, `tanh` 1.0, `sinh` 0.77, `cosh`
 //! 0.88, `asinh` 1.02, `acosh` 0.78, `atanh` 1.0, `atan` 0.90, `asin` 0.68, `acos` 0.65,
 //! `sin` 0.93, `cos` 0.88, `tan` 1.51; float64 0.51–0.87 ulp of mpmath, `expm1` 0.98,
-//! `atan` 0.76, `asin` 0.63, `acos` 0.60). The portable function stays what single elements get at every level
+//! `atan` 0.76, `asin` 0.63, `acos` 0.60, `tan` 1.54). The portable function stays what single elements get at every level
 //! ([`Map1::one`](crate::kernel::elementwise_loops::Map1::one): a broadcast input), and
 //! the kernel takes a run's tail through masked loads, so within a run an element's result
 //! does not depend on its position. The maps pairing the two are [`kernel_map!`]s.
@@ -137,7 +137,7 @@ mod accuracy_tests;
 /// ([`VectorFn`]: float32 `sin`, `cos`, `tan` below AVX-512, whose float32 reduction holds
 /// below 12867; the float64 ops of [`f64_math::run_vector`]) or an AVX-512 kernel
 /// ([`kernel_map!`]: `exp exp2 expm1 log log2 log10 log1p tanh sinh cosh asinh acosh
-/// atanh atan asin acos`, float32 `sin cos tan`); `None` for every other op and dtype, which the
+/// atanh atan asin acos tan`, float32 `sin cos`); `None` for every other op and dtype, which the
 /// table's generated dispatch runs (`kernel/unary.rs`).
 pub(crate) fn run_with_fixup(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result<()>> {
     if a.dtype() == DType::F64 && out.dtype() == DType::F64 {
