@@ -288,10 +288,10 @@ fn exp_tail(t: __m512, kf: __m512, r: __m512) -> __m512 {
 
 /// `eˣ − 1` in each lane: `2ᵏ·T·(1 + p) − 1` with `T = 2^(j/16)` and `p = eʳ − 1` as in
 /// `exp`, formed as `(s − 1) + (s·p + 2ᵏ·T_lo·(1 + p))` with `s = 2ᵏ·T_hi` (exact): `s − 1`
-/// by Fast2Sum in whichever order has the larger operand first, its error carried into
-/// the low sum, one rounding at the end. X above about 83, the exp form (the −1 is
-/// below its last bit); below −18, eˣ is under half an ulp of 1, so −1; `|x|` below half an ulp of 1 is `x`
-/// (±0 keep their sign); NaN passes the clamps.
+/// by two-sum, its error carried into the low sum, one rounding at the end. `x` clamped
+/// at −18, where eˣ is under half an ulp of 1 (so −1 comes out); tiny `x` comes out as
+/// itself (`s = 1`, `p = x`), −0 with its sign restored; above 83 (where `s` may
+/// overflow before the result does), ±inf's +inf: the portable function; NaN passes.
 #[inline(always)]
 fn expm1(x: __m512) -> __m512 {
     // SAFETY: as for `exp_parts`.
@@ -299,8 +299,9 @@ fn expm1(x: __m512) -> __m512 {
         const K: f32 = 23.083_12; // 16/ln2
         const L_HI: f32 = f32::from_bits(0x3d31_7218); // ln2/16
         const L_LO: f32 = f32::from_bits(0xaf02_e308);
-        let one = splat(1.0);
-        let xc = _mm512_max_ps(splat(-18.0), _mm512_min_ps(splat(90.0), x));
+        let m1 = splat(-1.0);
+        // (Above 83 the portable function; NaN passes the clamp.)
+        let xc = _mm512_max_ps(splat(-18.0), x);
         let t = _mm512_fmadd_ps(xc, splat(K), splat(MAGIC));
         let kf = _mm512_sub_ps(t, splat(MAGIC));
         let r = _mm512_fnmadd_ps(kf, splat(L_HI), xc);
@@ -309,20 +310,19 @@ fn expm1(x: __m512) -> __m512 {
         let e = _mm512_mul_ps(kf, splat(0.0625));
         let s = _mm512_scalef_ps(th, e);
         let sl = _mm512_scalef_ps(tl, e);
-        let hi = _mm512_sub_ps(s, one);
-        let ge1 = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(s, one);
-        let err_big = _mm512_sub_ps(_mm512_sub_ps(s, hi), one);
-        let err_small = _mm512_sub_ps(s, _mm512_add_ps(hi, one));
-        let err = _mm512_mask_blend_ps(ge1, err_small, err_big);
+        // hi + err = s − 1 exactly (two-sum).
+        let hi = _mm512_add_ps(s, m1);
+        let bb = _mm512_sub_ps(hi, s);
+        let err = _mm512_add_ps(
+            _mm512_sub_ps(s, _mm512_sub_ps(hi, bb)),
+            _mm512_sub_ps(m1, bb),
+        );
         let tail = _mm512_fmadd_ps(s, p, _mm512_add_ps(_mm512_fmadd_ps(sl, p, sl), err));
         let v = _mm512_add_ps(hi, tail);
-        let y = _mm512_add_ps(th, _mm512_fmadd_ps(th, p, tl));
-        let big = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(kf, splat(1920.0));
-        let v = _mm512_mask_blend_ps(big, v, _mm512_scalef_ps(y, e));
-        let low = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(x, splat(-18.0));
-        let v = _mm512_mask_blend_ps(low, v, _mm512_sub_ps(_mm512_setzero_ps(), one));
-        let tiny = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(_mm512_abs_ps(x), splat(2.980_232_2e-8));
-        _mm512_mask_blend_ps(tiny, v, x)
+        // (−0 keeps its sign: every other negative x gives a negative result already.)
+        let v = _mm512_or_ps(v, _mm512_and_ps(x, splat(-0.0)));
+        let rare = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(x, splat(83.0));
+        fix_rare(x, v, rare, f32_math::expm1)
     }
 }
 
@@ -669,11 +669,11 @@ fn tanh(x: __m512) -> __m512 {
     }
 }
 
-/// `eᵃ/4` as `s + hl` (`s` exact) and `e⁻ᵃ/4 = 1/(16·(s + hl))` rounded (within an ulp;
+/// `eᵃ/4` as `s + hl` (`s` exact) and `g = e⁻ᵃ/2 = 1/(8·(s + hl))` rounded (within an ulp;
 /// at most a sixth of the result where `sinh` uses it, so no correction), for `a = |x|`
 /// clamped to 90: `sinh` and `cosh` overflow from 89.42, where the quarter keeps `s`
-/// finite and the callers' final doubling overflows. The shared part of [`sinh`] and
-/// [`cosh`].
+/// finite (`2^k·T_hi` may exceed `eᵃ` when `r < 0`) and the callers' `2s + …`, one fma,
+/// overflows. The shared part of [`sinh`] and [`cosh`].
 #[inline(always)]
 fn quarter_exps(ax: __m512) -> (__m512, __m512, __m512) {
     // SAFETY: as for `exp_parts`.
@@ -681,13 +681,12 @@ fn quarter_exps(ax: __m512) -> (__m512, __m512, __m512) {
         let a = _mm512_min_ps(splat(90.0), ax);
         let (s, sl, p) = exp_pieces(a, -2.0);
         let hl = _mm512_fmadd_ps(s, p, _mm512_fmadd_ps(sl, p, sl));
-        let d = _mm512_div_ps(splat(1.0), _mm512_add_ps(s, hl));
-        let g0 = _mm512_mul_ps(d, splat(0.0625));
+        let g0 = _mm512_div_ps(splat(0.125), _mm512_add_ps(s, hl));
         (s, hl, g0)
     }
 }
 
-/// `sinh x` in each lane: `2·(s + (hl − g))` (see [`quarter_exps`]) for `a = |x| ≥ 1`, an
+/// `sinh x` in each lane: `2s + (2hl − g)` (see [`quarter_exps`]) for `a = |x| ≥ 1`, an
 /// odd polynomial below. The sign is `x`'s.
 #[inline(always)]
 fn sinh(x: __m512) -> __m512 {
@@ -695,22 +694,20 @@ fn sinh(x: __m512) -> __m512 {
     unsafe {
         let (ax, sign) = abs_sign(x);
         let (s, hl, g) = quarter_exps(ax);
-        let v = _mm512_add_ps(s, _mm512_sub_ps(hl, g));
-        let v = _mm512_add_ps(v, v);
+        let v = _mm512_fmadd_ps(s, splat(2.0), _mm512_fmsub_ps(hl, splat(2.0), g));
         let small = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(ax, splat(1.0));
         let v = _mm512_mask_blend_ps(small, v, odd_poly(ax, SINH_P));
         _mm512_or_ps(v, sign)
     }
 }
 
-/// `cosh x` in each lane: `2·(s + (hl + g))` (see [`quarter_exps`]; no cancellation).
+/// `cosh x` in each lane: `2s + (2hl + g)` (see [`quarter_exps`]; no cancellation).
 #[inline(always)]
 fn cosh(x: __m512) -> __m512 {
     // SAFETY: as for `exp_parts`.
     unsafe {
         let (s, hl, g) = quarter_exps(_mm512_abs_ps(x));
-        let v = _mm512_add_ps(s, _mm512_add_ps(hl, g));
-        _mm512_add_ps(v, v)
+        _mm512_fmadd_ps(s, splat(2.0), _mm512_fmadd_ps(hl, splat(2.0), g))
     }
 }
 
