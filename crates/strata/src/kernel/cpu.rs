@@ -92,6 +92,27 @@ pub fn detected() -> Level {
     }
 }
 
+/// Cached [`avx512_bf16`]: 0 until first computed, then 1 (no) or 2 (yes).
+static BF16: AtomicU8 = AtomicU8::new(0);
+
+/// Whether the CPU has AVX512_BF16 beside the AVX-512 level (Zen 4, Sapphire Rapids; not
+/// Skylake-X or Ice Lake): its `vcvtne2ps2bf16` rounds thirty-two float32 to bfloat16 in
+/// one instruction (`half_convert::narrow_bf16_native`). Independent of `STRATA_CPU`:
+/// the kernels use it only when they run at [`Level::Avx512`].
+#[inline]
+pub fn avx512_bf16() -> bool {
+    let c = BF16.load(Ordering::Relaxed);
+    if c != 0 {
+        return c == 2;
+    }
+    #[cfg(target_arch = "x86_64")]
+    let yes = detected() == Level::Avx512 && std::arch::is_x86_feature_detected!("avx512bf16");
+    #[cfg(not(target_arch = "x86_64"))]
+    let yes = false;
+    BF16.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+    yes
+}
+
 /// The cap `STRATA_CPU` sets: `Ok(None)` when unset or empty.
 ///
 /// # Errors

@@ -817,7 +817,7 @@ pub(crate) fn map_in_place_at_level<T: Element>(level: Level, xs: &mut [T], f: i
 
 use std::marker::PhantomData;
 
-use super::half_convert::{run_at, AtLevel, HalfBlock, BLOCK as HALF_BLOCK};
+use super::half_convert::{narrow_bf16_native, run_at, AtLevel, HalfBlock, BLOCK as HALF_BLOCK};
 use super::vector_math::{run_f32_kernel, F32Kernel};
 
 /// Widens `m` halves at `x + i·sx` (`i < m`; `sx` in bytes) into `v`: straight from
@@ -894,6 +894,7 @@ unsafe fn bf16_block<const BX: bool, const BY: bool>(
     xv: f32,
     yv: f32,
     f: &impl Fn(f32, f32) -> f32,
+    native: bool,
 ) {
     use super::half_convert::{bf16_bits_to_f32_lax as up, f32_to_bf16_bits as down};
     type Bits = [u16; HALF_BLOCK];
@@ -924,8 +925,18 @@ unsafe fn bf16_block<const BX: bool, const BY: bool>(
         }
     }
     let mut r: Bits = [0; HALF_BLOCK];
-    for ((o, &u), &w) in r.iter_mut().zip(&a).zip(&b) {
-        *o = down(f(u, w));
+    if native {
+        let mut v = [0f32; HALF_BLOCK];
+        for ((o, &u), &w) in v.iter_mut().zip(&a).zip(&b) {
+            *o = f(u, w);
+        }
+        // SAFETY: the CPU has AVX512_BF16 (the caller's `native`); local arrays of
+        // `HALF_BLOCK`.
+        unsafe { narrow_bf16_native(v.as_ptr(), r.as_mut_ptr(), HALF_BLOCK) };
+    } else {
+        for ((o, &u), &w) in r.iter_mut().zip(&a).zip(&b) {
+            *o = down(f(u, w));
+        }
     }
     // SAFETY: as above.
     unsafe { o.cast::<Bits>().write_unaligned(r) };
@@ -956,6 +967,7 @@ impl<H: HalfBlock, F: Fn(f32) -> f32> AtLevel for HalfMap1<'_, H, F> {
         let mut k = 0;
         let kernel = self.kernel.filter(|_| level == Level::Avx512);
         let contiguous_bf16 = H::DTYPE == crate::DType::BF16 && sx == 2 && so == 2;
+        let native = super::half_convert::bf16_native(level);
         let fuse = contiguous_bf16 && kernel.is_none();
         while k < n {
             let m = (n - k).min(HALF_BLOCK);
@@ -977,8 +989,13 @@ impl<H: HalfBlock, F: Fn(f32) -> f32> AtLevel for HalfMap1<'_, H, F> {
                 // SAFETY: the level is AVX-512 (at most what the CPU has); in place.
                 unsafe { run_f32_kernel(kf, p, p, HALF_BLOCK) };
                 let mut r = [0u16; HALF_BLOCK];
-                for (o, &e) in r.iter_mut().zip(&v) {
-                    *o = down(e);
+                if native {
+                    // SAFETY: AVX512_BF16 (`native`); local arrays of `HALF_BLOCK`.
+                    unsafe { narrow_bf16_native(v.as_ptr(), r.as_mut_ptr(), HALF_BLOCK) };
+                } else {
+                    for (o, &e) in r.iter_mut().zip(&v) {
+                        *o = down(e);
+                    }
                 }
                 // SAFETY: as above.
                 unsafe {
@@ -994,7 +1011,15 @@ impl<H: HalfBlock, F: Fn(f32) -> f32> AtLevel for HalfMap1<'_, H, F> {
                 // SAFETY: elements `k..k + m` of the contiguous runs (`half_map1`'s
                 // caller); the second input is not read.
                 unsafe {
-                    bf16_block::<false, true>(o.offset(kk * 2), x.offset(kk * 2), x, 0.0, 0.0, &g)
+                    bf16_block::<false, true>(
+                        o.offset(kk * 2),
+                        x.offset(kk * 2),
+                        x,
+                        0.0,
+                        0.0,
+                        &g,
+                        native,
+                    )
                 };
                 k += m;
                 continue;
@@ -1097,6 +1122,7 @@ impl<H: HalfBlock, F: Fn(f32, f32) -> f32> AtLevel for HalfMap2<'_, H, F> {
         let mut k = 0;
         let fuse =
             H::DTYPE == crate::DType::BF16 && so == 2 && matches!(sx, 0 | 2) && matches!(sy, 0 | 2);
+        let native = super::half_convert::bf16_native(level);
         while k < n {
             let m = (n - k).min(HALF_BLOCK);
             let kk = k as isize;
@@ -1108,10 +1134,16 @@ impl<H: HalfBlock, F: Fn(f32, f32) -> f32> AtLevel for HalfMap2<'_, H, F> {
                 // `b[0]`, filled above).
                 unsafe {
                     match (sx == 0, sy == 0) {
-                        (false, false) => bf16_block::<false, false>(ok, xk, yk, 0.0, 0.0, f),
-                        (true, false) => bf16_block::<true, false>(ok, xk, yk, a[0], 0.0, f),
-                        (false, true) => bf16_block::<false, true>(ok, xk, yk, 0.0, b[0], f),
-                        (true, true) => bf16_block::<true, true>(ok, xk, yk, a[0], b[0], f),
+                        (false, false) => {
+                            bf16_block::<false, false>(ok, xk, yk, 0.0, 0.0, f, native)
+                        }
+                        (true, false) => {
+                            bf16_block::<true, false>(ok, xk, yk, a[0], 0.0, f, native)
+                        }
+                        (false, true) => {
+                            bf16_block::<false, true>(ok, xk, yk, 0.0, b[0], f, native)
+                        }
+                        (true, true) => bf16_block::<true, true>(ok, xk, yk, a[0], b[0], f, native),
                     }
                 }
                 k += m;

