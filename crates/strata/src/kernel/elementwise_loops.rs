@@ -879,9 +879,10 @@ unsafe fn half_store<H: HalfBlock>(
 /// One full block of `bf16`s, fused: `o[i] = narrow(f(widen(x[i]), widen(y[i])))` for
 /// `i <` [`HALF_BLOCK`], the runs contiguous, read straight from memory into registers
 /// (no working arrays: the conversions are a few integer instructions per vector, see
-/// `half_convert`). With `BX` (`BY`) the first (second) input is the value `xv` (`yv`)
-/// and `x` (`y`) is not read. The whole block is read before it is written (in place is
-/// fine).
+/// `half_convert`; with `native`, which needs AVX512_BF16, the results are rounded by
+/// `half_convert::narrow_bf16_native` from one float32 block array). With `BX` (`BY`)
+/// the first (second) input is the value `xv` (`yv`) and `x` (`y`) is not read. The whole
+/// block is read before it is written (in place is fine).
 ///
 /// # Safety
 /// `o` writable and `x` (unless `BX`) and `y` (unless `BY`) readable for

@@ -1030,10 +1030,11 @@ fn acos(x: __m512d) -> __m512d {
     }
 }
 
-/// π/2 as three float64 (each the rounded rest of the ones before).
+/// π/2 as three float64 (each the rounded rest of the ones before; the first two are
+/// `f64_math`'s `PIO2_HI`, `PIO2_LO`).
 const PIO2_C: [f64; 3] = [
-    f64::from_bits(0x3ff9_21fb_5444_2d18),
-    f64::from_bits(0x3c91_a626_3314_5c07),
+    f64_math::PIO2_HI,
+    f64_math::PIO2_LO,
     f64::from_bits(0xb91f_1976_b7ed_8fbc),
 ];
 
