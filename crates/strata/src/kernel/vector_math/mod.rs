@@ -62,8 +62,8 @@
 //! the portable forms (a division each) stayed 1.2–2.4× NumPy's time (whose AVX-512 loops
 //! are Intel's SVML). Their results are within the same bounds but not bit-identical to
 //! the other levels' (measured worst, every 7th float32: `exp` 0.75 ulp, `exp2` 0.75,
-//! `expm1` 1.29, `log` 0.97, `log2` 1.18, `log10` 1.35, `log1p` 1.01, `tanh` 1.0, `sinh` 0.77, `cosh`
-//! 0.88, `asinh` 1.02, `acosh` 0.78, `atanh` 1.0, `atan` 0.90, `asin` 0.68, `acos` 0.65,
+//! `expm1` 1.29, `log` 0.97, `log2` 1.18, `log10` 1.35, `log1p` 1.01, `tanh` 1.0, `sinh` 0.78, `cosh`
+//! 0.88, `asinh` 1.02, `acosh` 0.78, `atanh` 1.0, `atan` 0.90, `asin` 0.69, `acos` 0.67,
 //! `sin` 0.93, `cos` 0.88, `tan` 1.51; float64 0.51–0.87 ulp of mpmath, `expm1` 0.98,
 //! `atan` 0.76, `asin` 0.63, `acos` 0.60, `tan` 1.54). The portable function stays what single elements get at every level
 //! ([`Map1::one`](crate::kernel::elementwise_loops::Map1::one): a broadcast input), and
