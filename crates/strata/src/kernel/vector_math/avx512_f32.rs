@@ -292,7 +292,7 @@ fn exp_tail(t: __m512, kf: __m512, r: __m512) -> __m512 {
 /// by two-sum, its error carried into the low sum, one rounding at the end. `x` clamped
 /// at −18, where eˣ is under half an ulp of 1 (so −1 comes out); tiny `x` comes out as
 /// itself (`s = 1`, `p = x`), −0 with its sign restored; above 83 (where `s` may
-/// overflow before the result does), ±inf's +inf: the portable function; NaN passes.
+/// overflow before the result does) and +∞: the portable function; NaN passes.
 #[inline(always)]
 fn expm1(x: __m512) -> __m512 {
     // SAFETY: as for `exp_parts`.
@@ -1251,7 +1251,7 @@ fn asin(x: __m512) -> __m512 {
 
 /// `acos x` in each lane (see [`asin_parts`]): `π/2 − asin x` below ½ in magnitude,
 /// `2·asin √((1 − x)/2)` above ½, `π − 2·asin √((1 + x)/2)` below −½; per lane a base
-/// (high and low part) and a factor from three-entry tables.
+/// (high and low part) and a factor from four-entry tables.
 #[inline(always)]
 fn acos(x: __m512) -> __m512 {
     // SAFETY: AVX-512F (see `run`); no memory is touched but local tables.
@@ -1264,7 +1264,7 @@ fn acos(x: __m512) -> __m512 {
         let idx = _mm512_maskz_mov_epi32(neg, one);
         let idx = _mm512_mask_add_epi32(idx, big, idx, _mm512_set1_epi32(2));
         let (ph, pl) = f32_math::ATAN_INF;
-        let (pih, pil) = (std::f32::consts::PI, -8.742_278e-8);
+        let (pih, pil) = f32_math::PI_PAIR;
         let m = look16([-1.0, 1.0, 2.0, -2.0], idx);
         let bh = look16([ph, ph, 0.0, pih], idx);
         let bl = look16([pl, pl, 0.0, pil], idx);

@@ -907,6 +907,9 @@ pub(crate) fn atan(x: f32) -> f32 {
     flip_f32(v, x.to_bits() & 0x8000_0000)
 }
 
+/// π as a high and a low float32.
+pub(super) const PI_PAIR: (f32, f32) = (std::f32::consts::PI, -8.742_278e-8);
+
 /// `(asin s − s)/s³` in `s²`, `|s| ≤ ½` (Cephes `asinf`).
 pub(super) const ASIN_P: [f32; 5] = [
     0.166_667_52,
@@ -976,7 +979,7 @@ pub(crate) fn acos(x: f32) -> f32 {
     let p = s * z * horner_f32(z, ASIN_P) + sl;
     let (bh, bl, m) = if big {
         if neg {
-            (std::f32::consts::PI, -8.742_278e-8, -2.0)
+            (PI_PAIR.0, PI_PAIR.1, -2.0)
         } else {
             (0.0, 0.0, 2.0)
         }
