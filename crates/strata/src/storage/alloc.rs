@@ -3,6 +3,7 @@
 use std::alloc::Layout as AllocLayout;
 use std::fmt;
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 use super::cache::{self, Block};
 use super::Device;
@@ -50,6 +51,16 @@ pub trait Allocator: Send + Sync {
 /// The default allocator: the global allocator, 64-byte aligned, zeroed.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CpuAllocator;
+
+impl CpuAllocator {
+    /// A handle to the CPU allocator for a storage's owner: one `Arc` shared by every
+    /// CPU storage, so a storage costs a reference count rather than an allocation and a
+    /// free of its own (a part of every small op's per-call cost).
+    pub fn shared() -> Arc<dyn Allocator> {
+        static CPU: std::sync::OnceLock<Arc<dyn Allocator>> = std::sync::OnceLock::new();
+        CPU.get_or_init(|| Arc::new(CpuAllocator)).clone()
+    }
+}
 
 impl Allocator for CpuAllocator {
     fn name(&self) -> &'static str {

@@ -32,7 +32,7 @@ pub mod shm;
 use std::any::Any;
 use std::fmt;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use alloc::{physical_memory, Allocator, CpuAllocator, ALIGN};
@@ -265,6 +265,11 @@ struct Inner {
     nbytes: usize,
     device: Device,
     backing: Mutex<Backing>,
+    /// `backing.ptr` and `backing.read_only`, readable without the lock (each kernel asks
+    /// for its operands' addresses: the lock and unlock were a part of a small op's cost);
+    /// stored with the backing, under its lock, by `replace_backing`.
+    ptr: AtomicPtr<u8>,
+    read_only: AtomicBool,
     borrow: borrow::BorrowCell,
     version: AtomicU64,
     exports: AtomicUsize,
@@ -326,6 +331,8 @@ impl Storage {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             nbytes: backing.nbytes,
             device,
+            ptr: AtomicPtr::new(backing.ptr.as_ptr()),
+            read_only: AtomicBool::new(backing.read_only),
             backing: Mutex::new(backing),
             borrow: borrow::BorrowCell::default(),
             version: AtomicU64::new(0),
@@ -336,7 +343,7 @@ impl Storage {
 
     /// `nbytes` zeroed bytes from the default 64-byte-aligned CPU allocator.
     pub fn zeroed(nbytes: usize) -> Result<Storage> {
-        Self::zeroed_in(Arc::new(CpuAllocator), nbytes)
+        Self::zeroed_in(CpuAllocator::shared(), nbytes)
     }
 
     /// `nbytes` zeroed bytes from `allocator`.
@@ -348,7 +355,7 @@ impl Storage {
     /// before the storage is seen by anyone (the exception S5 allows): not zeroed.
     pub(crate) fn for_overwrite(nbytes: usize) -> Result<Storage> {
         Ok(Self::from_backing(Backing::allocate_with(
-            Arc::new(CpuAllocator),
+            CpuAllocator::shared(),
             nbytes,
             false,
         )?))
@@ -390,13 +397,15 @@ impl Storage {
     }
 
     /// Address of the first byte. Only dereference it while holding a borrow (S3).
+    #[inline]
     pub fn data_ptr(&self) -> *mut u8 {
-        self.backing().ptr.as_ptr()
+        self.0.ptr.load(Ordering::Acquire)
     }
 
     /// True when writes are refused.
+    #[inline]
     pub fn is_read_only(&self) -> bool {
-        self.backing().read_only
+        self.0.read_only.load(Ordering::Acquire)
     }
 
     /// Runs `f` on the owner of the current backing (to ask, say, whether it is shared
@@ -496,6 +505,8 @@ impl Storage {
                 ),
             ));
         }
+        self.0.ptr.store(new.ptr.as_ptr(), Ordering::Release);
+        self.0.read_only.store(new.read_only, Ordering::Release);
         let old = std::mem::replace(&mut *backing, new);
         drop(backing);
         drop(old);
@@ -574,7 +585,7 @@ mod tests {
         let s2 = s.clone();
         let old = s.data_ptr();
         s.replace_backing("test", |bytes| {
-            let b = Backing::allocate(Arc::new(CpuAllocator), bytes.len())?;
+            let b = Backing::allocate(CpuAllocator::shared(), bytes.len())?;
             Ok(b)
         })
         .unwrap();
@@ -592,7 +603,7 @@ mod tests {
         s.pin_for_life();
         let err = s
             .replace_backing("share_memory_", |b| {
-                Backing::allocate(Arc::new(CpuAllocator), b.len())
+                Backing::allocate(CpuAllocator::shared(), b.len())
             })
             .unwrap_err();
         assert!(err.to_string().contains("__array_interface__"), "{err}");
