@@ -32,10 +32,13 @@ pub fn broadcast_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<Sh
 
 /// The broadcast shape of all of `shapes`.
 pub fn broadcast_all(op: &'static str, shapes: &[&[usize]]) -> Result<Shape> {
-    if let Some((first, rest)) = shapes.split_first() {
-        if rest.iter().all(|s| s == first) {
-            return Ok(Shape::from(*first));
-        }
+    // Equal shapes, apart from 0-d ones (scalars), which broadcast to anything: the
+    // common case, without building the result dim by dim.
+    let mut dims = shapes.iter().filter(|s| !s.is_empty());
+    match dims.next() {
+        None => return Ok(Shape::new()),
+        Some(first) if dims.all(|s| s == first) => return Ok(Shape::from(*first)),
+        Some(_) => {}
     }
     let mut out = Shape::new();
     for s in shapes {

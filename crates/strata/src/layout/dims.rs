@@ -121,6 +121,18 @@ impl<T: Copy + Default> DimVec<T> {
         }
     }
 
+    /// The first `n` values of `buf` (`n` at most [`INLINE_DIMS`]; the rest of `buf` must
+    /// be `T::default()`), built whole: no length-dependent `memset`/`memcpy` call, whose
+    /// narrow stores the wide moves of the result would read back (see the module doc).
+    #[inline]
+    pub(crate) fn inline_from(buf: [T; INLINE_DIMS], n: usize) -> Self {
+        debug_assert!(n <= INLINE_DIMS);
+        DimVec::Inline {
+            len: InlineLen::of(n),
+            buf,
+        }
+    }
+
     /// `n` copies of `v`.
     #[inline]
     pub fn from_elem(v: T, n: usize) -> Self {

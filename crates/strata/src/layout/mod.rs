@@ -109,6 +109,15 @@ pub fn checked_numel(op: &'static str, shape: &[usize]) -> Result<usize> {
 /// saturated, so it stays representable, and never used to address an element. Every
 /// op in this module treats such strides like any other of an empty layout (see L2).
 pub fn contiguous_strides(shape: &[usize]) -> Strides {
+    if shape.len() <= dims::INLINE_DIMS {
+        let mut buf = [0isize; dims::INLINE_DIMS];
+        let mut acc: isize = 1;
+        for k in (0..shape.len()).rev() {
+            buf[k] = acc;
+            acc = acc.saturating_mul(shape[k].max(1) as isize);
+        }
+        return Strides::inline_from(buf, shape.len());
+    }
     let mut strides = Strides::from_elem(0, shape.len());
     let mut acc: isize = 1;
     for (k, &s) in shape.iter().enumerate().rev() {

@@ -24,6 +24,14 @@ impl Layout {
         if self.numel() == 0 {
             return Overlap::No;
         }
+        // One dim (most small tensors): overlapping only when repeated (stride 0).
+        if let ([n], [s]) = (self.shape(), self.strides()) {
+            return if *n > 1 && *s == 0 {
+                Overlap::Yes
+            } else {
+                Overlap::No
+            };
+        }
         let mut dims: DimVec<(usize, usize)> = DimVec::new();
         for (n, s) in self.dims() {
             if n == 1 {

@@ -276,6 +276,31 @@ pub(crate) fn binary(
     b: &Operand<'_>,
     dest: Dest<'_>,
 ) -> Result<Tensor> {
+    // Two tensors of one dtype and one shape into a fresh result (`a + b` on like
+    // tensors): nothing to broadcast, promote or convert, so the general planning below
+    // is skipped; the outcome is the same.
+    if let (Operand::Tensor(x), Operand::Tensor(y), Dest::New) = (a, b, dest) {
+        if x.dtype() == y.dtype() && x.shape() == y.shape() {
+            let (cdt, odt) = binary_dtypes(kind, x.dtype(), a, b)?;
+            if cdt == x.dtype() {
+                let out = output_for(x.shape(), odt, &[x, y])?;
+                backend_binary(kind, &out, x, y)?;
+                return Ok(out);
+            }
+        }
+    }
+    // A tensor and a scalar into a fresh result (`t * 2.0`) whose compute dtype is the
+    // tensor's: the result has the tensor's shape and the scalar is converted once.
+    if let (Operand::Tensor(x), Operand::Scalar(v), Dest::New) = (a, b, dest) {
+        let common = result_type(&[a.clone(), b.clone()])?;
+        let (cdt, odt) = binary_dtypes(kind, common, a, b)?;
+        if cdt == x.dtype() {
+            let y = Tensor::scalar_of(*v, cdt)?;
+            let out = output_for(x.shape(), odt, &[x])?;
+            backend_binary(kind, &out, x, &y)?;
+            return Ok(out);
+        }
+    }
     let op = kind.name();
     let shape = broadcast_operands(op, &[a, b])?;
     let common = result_type(&[a.clone(), b.clone()])?;
@@ -305,8 +330,9 @@ pub fn scalar_lhs(op: &str, lhs: Scalar, rhs: &Tensor) -> Result<Tensor> {
 
 // ----- ternary: where, clamp -----
 
-/// The tensors among some operands (they decide the output layout).
-fn tensors<'a>(ops: &[&Operand<'a>]) -> Vec<&'a Tensor> {
+/// The tensors among some operands (they decide the output layout); inline, as an op has
+/// at most three.
+fn tensors<'a>(ops: &[&Operand<'a>]) -> smallvec::SmallVec<[&'a Tensor; 4]> {
     ops.iter()
         .filter_map(|o| match o {
             Operand::Tensor(t) => Some(*t),

@@ -266,14 +266,17 @@ impl Tensor {
     /// A copy of `dtype` in fresh storage whose dim order follows `order` (row-major when
     /// empty).
     fn copied(&self, dtype: DType, order: &[&Tensor]) -> Result<Tensor> {
-        backend_for("copy", self.device())?;
-        // Not zeroed: `copy_` writes every element before `out` is returned (S5).
+        let backend = backend_for("copy", self.device())?;
+        // Not zeroed: the copy writes every element before `out` is returned (S5).
         let out = if order.is_empty() && !self.device().is_cpu() {
             Tensor::alloc_uninit_on("copy", self.shape(), dtype, self.device())?
         } else {
             crate::kernel::plan::output_for(self.shape(), dtype, order)?
         };
-        out.copy_(self)?;
+        // `out` is fresh: on `self`'s device, of its shape, writable, laid out without
+        // overlap and disjoint from `self`, so none of `copy_`'s checks or its staging
+        // apply (a per-call cost of `contiguous()` on small tensors).
+        backend.copy(&out, self)?;
         Ok(out)
     }
 
