@@ -243,7 +243,7 @@ impl Drop for HeldBuffer {
             std::mem::forget(self.exporter.take());
             return;
         }
-        Python::attach(|_py| {
+        let mut release = || {
             self.view.obj = self
                 .exporter
                 .take()
@@ -253,7 +253,15 @@ impl Drop for HeldBuffer {
             // release (and the exporter's last reference) may run Python code, so any
             // pending exception is set aside meanwhile.
             unsafe { crate::errors::preserving_error(|| ffi::PyBuffer_Release(&mut *self.view)) };
-        });
+        };
+        // From a deallocator this thread holds the GIL without pyo3 knowing it (see
+        // `HeldArray` in `ndarray.rs`): released directly, no `PyGILState_Ensure`.
+        // SAFETY: `PyGILState_Check` may be called at any time.
+        if unsafe { ffi::PyGILState_Check() } == 1 {
+            release();
+        } else {
+            Python::attach(|_py| release());
+        }
     }
 }
 
@@ -465,7 +473,7 @@ pub fn from_buffer_owned(obj: &Bound<'_, PyAny>, exclusive: bool) -> PyResult<Te
     // SAFETY: the exporter guarantees the bytes from the lowest to the highest element are
     // valid (and writable unless read-only) while the buffer is held, and `owner` holds
     // it (Note [Buffer ownership]).
-    unsafe { wrap_foreign(buf, itemsize, shape, &bstrides, dtype, read_only, owner) }
+    unsafe { wrap_foreign(buf, itemsize, &shape, &bstrides, dtype, read_only, owner) }
 }
 
 /// A tensor over foreign memory described by an exporter (a buffer, a NumPy array):
@@ -478,14 +486,15 @@ pub fn from_buffer_owned(obj: &Bound<'_, PyAny>, exclusive: bool) -> PyResult<Te
 pub(crate) unsafe fn wrap_foreign(
     buf: *mut u8,
     itemsize: usize,
-    shape: Vec<usize>,
+    shape: &[usize],
     bstrides: &[isize],
     dtype: DType,
     read_only: bool,
     owner: Box<dyn std::any::Any + Send + Sync>,
 ) -> PyResult<Tensor> {
     let over = |what: String| err(ErrorKind::Overflow, "from_numpy", what);
-    let mut strides = Vec::with_capacity(shape.len());
+    // Inline up to five dims: no allocation for the common case.
+    let mut strides = strata::layout::Strides::with_capacity(shape.len());
     for &s in bstrides {
         if s % itemsize as isize != 0 {
             return Err(err(
@@ -496,7 +505,7 @@ pub(crate) unsafe fn wrap_foreign(
         }
         strides.push(s / itemsize as isize);
     }
-    let numel = strata::layout::checked_numel("from_numpy", &shape).py()?;
+    let numel = strata::layout::checked_numel("from_numpy", shape).py()?;
     // The element range, in i128 and checked: the exporter's sizes and strides are
     // untrusted (`as_strided` or `broadcast_to` arrays can be of any extent).
     let extent = || -> Option<(i128, i128)> {
@@ -537,7 +546,7 @@ pub(crate) unsafe fn wrap_foreign(
     // SAFETY: the caller's contract: the bytes stay valid while `owner` (which the
     // storage keeps until it goes) lives.
     let storage = unsafe { Storage::from_foreign(base, nbytes, read_only, owner) };
-    let layout = Layout::new(&shape, &strides, (-lo) as usize).py()?;
+    let layout = Layout::new(shape, &strides, (-lo) as usize).py()?;
     Tensor::from_parts(storage, layout, dtype).py()
 }
 

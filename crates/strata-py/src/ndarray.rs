@@ -128,6 +128,18 @@ impl Drop for HeldArray {
             std::mem::forget(self.0.take());
             return;
         }
+        // Most tensors go from Python (a deallocator, where this thread holds the GIL but
+        // pyo3 does not know it, so `Python::attach` would take the GIL state again):
+        // the reference is dropped directly.
+        // SAFETY: `PyGILState_Check` may be called at any time.
+        if unsafe { ffi::PyGILState_Check() } == 1 {
+            if let Some(p) = self.0.take() {
+                // SAFETY: the GIL is held (checked above); the strong reference this
+                // value owned is released once.
+                unsafe { ffi::Py_DECREF(p.into_ptr()) };
+            }
+            return;
+        }
         Python::attach(|_py| drop(self.0.take()));
     }
 }
@@ -162,10 +174,10 @@ pub(crate) fn from_ndarray(obj: &Bound<'_, PyAny>) -> Option<PyResult<Tensor>> {
         return None;
     }
     let nd = a.nd as usize;
-    let (shape, bstrides): (Vec<usize>, Vec<isize>) = if nd == 0 {
-        (Vec::new(), Vec::new())
+    let (shape, bstrides): (&[usize], &[isize]) = if nd == 0 {
+        (&[], &[])
     } else {
-        // SAFETY: an array has `nd` dimensions and strides.
+        // SAFETY: an array has `nd` dimensions and strides, live while `obj` is.
         let (dims, strides) = unsafe {
             (
                 std::slice::from_raw_parts(a.dimensions, nd),
@@ -175,7 +187,10 @@ pub(crate) fn from_ndarray(obj: &Bound<'_, PyAny>) -> Option<PyResult<Tensor>> {
         if dims.iter().any(|&n| n < 0) {
             return None;
         }
-        (dims.iter().map(|&n| n as usize).collect(), strides.to_vec())
+        // SAFETY: the sizes are non-negative `isize`s, so the same words read as `usize`
+        // hold the same values (same size and alignment).
+        let dims = unsafe { std::slice::from_raw_parts(dims.as_ptr().cast::<usize>(), nd) };
+        (dims, strides)
     };
     let read_only = a.flags & WRITEABLE == 0;
     let owner = Box::new(HeldArray(Some(obj.clone().unbind())));
@@ -186,7 +201,7 @@ pub(crate) fn from_ndarray(obj: &Bound<'_, PyAny>) -> Option<PyResult<Tensor>> {
             a.data.cast(),
             dtype.itemsize(),
             shape,
-            &bstrides,
+            bstrides,
             dtype,
             read_only,
             owner,
