@@ -68,7 +68,8 @@ fn bf16_error(op: &'static str) -> PyErr {
 /// What an exported `Py_buffer` keeps in `internal`: the shape then the byte strides
 /// (one allocation), and the pin.
 struct Export {
-    dims: Vec<ffi::Py_ssize_t>,
+    /// Sizes then byte strides; inline up to five dims (one allocation per export).
+    dims: smallvec::SmallVec<[ffi::Py_ssize_t; 10]>,
     _pin: strata::storage::ExportPin,
 }
 
@@ -116,7 +117,7 @@ pub unsafe fn get_buffer(
     }
     let item = t.dtype().itemsize() as isize;
     let nd = t.ndim();
-    let mut dims = Vec::with_capacity(2 * nd);
+    let mut dims = smallvec::SmallVec::with_capacity(2 * nd);
     dims.extend(t.shape().iter().map(|&n| n as ffi::Py_ssize_t));
     // Saturating: a stride times the item size can only pass `isize` on a dim of at most
     // one element or in a view without elements, where it is never stepped (a stepped

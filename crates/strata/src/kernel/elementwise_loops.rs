@@ -90,7 +90,7 @@ fn flat<const M: usize>(
         if t.dtype() != dt {
             return None;
         }
-        if t.shape() != out.shape() || !t.is_contiguous() {
+        if !t.same_shape(out) || !t.is_contiguous() {
             if t.numel() != 1 || t.ndim() > out.ndim() {
                 return None;
             }

@@ -213,7 +213,7 @@ fn output_like(shape: &[usize], dtype: DType, inputs: &[&Tensor], zeroed: bool) 
         .iter()
         .all(|t| t.ndim() == 0 || (t.shape() == shape && t.is_contiguous()))
     {
-        return Tensor::from_parts(storage(nbytes)?, Layout::contiguous(shape)?, dtype);
+        return Tensor::fresh(storage(nbytes)?, Layout::contiguous(shape)?, dtype);
     }
     let target: Vec<i64> = shape.iter().map(|&n| n as i64).collect();
     let mut views = Vec::with_capacity(inputs.len());
@@ -224,7 +224,7 @@ fn output_like(shape: &[usize], dtype: DType, inputs: &[&Tensor], zeroed: bool) 
     }
     let refs: Vec<&Layout> = views.iter().collect();
     let layout = output_layout(shape, &refs)?;
-    Tensor::from_parts(storage(nbytes)?, layout, dtype)
+    Tensor::fresh(storage(nbytes)?, layout, dtype)
 }
 
 /// Borrows `out` exclusively and `inputs` shared for a kernel, and bumps `out`'s version.

@@ -319,8 +319,17 @@ impl<T: Copy + Default> std::borrow::Borrow<[T]> for DimVec<T> {
 }
 
 impl<T: Copy + Default + PartialEq> PartialEq for DimVec<T> {
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
-        self.as_slice() == other.as_slice()
+        match (self, other) {
+            // Both inline: the unused entries are `T::default()` in both, so the whole
+            // arrays compare as the lists do, in a fixed-size compare (a slice compare is a
+            // `memcmp` call, several per elementwise op).
+            (DimVec::Inline { len: a, buf: x }, DimVec::Inline { len: b, buf: y }) => {
+                a == b && x == y
+            }
+            _ => self.as_slice() == other.as_slice(),
+        }
     }
 }
 

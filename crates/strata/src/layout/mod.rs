@@ -236,6 +236,12 @@ impl Layout {
         &self.shape
     }
 
+    /// Whether `other` has the same shape (a fixed-size compare for up to five dims).
+    #[inline]
+    pub fn same_shape(&self, other: &Layout) -> bool {
+        self.shape == other.shape
+    }
+
     /// Strides per dim, in elements.
     #[inline]
     pub fn strides(&self) -> &[isize] {

@@ -280,7 +280,7 @@ pub(crate) fn binary(
     // tensors): nothing to broadcast, promote or convert, so the general planning below
     // is skipped; the outcome is the same.
     if let (Operand::Tensor(x), Operand::Tensor(y), Dest::New) = (a, b, dest) {
-        if x.dtype() == y.dtype() && x.shape() == y.shape() {
+        if x.dtype() == y.dtype() && x.same_shape(y) {
             let (cdt, odt) = binary_dtypes(kind, x.dtype(), a, b)?;
             if cdt == x.dtype() {
                 let out = output_for(x.shape(), odt, &[x, y])?;

@@ -325,7 +325,7 @@ impl Storage {
     /// GPU: a DLPack capsule's, an IPC mapping's).
     pub fn from_backing_on(backing: Backing, device: Device) -> Storage {
         // Before any storage exists, so before any borrow can be held across a fork (see
-        // `borrow::State::refresh`).
+        // `borrow::BorrowCell::refresh`).
         crate::kernel::pool::register_fork_handlers();
         Storage(Arc::new(Inner {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),

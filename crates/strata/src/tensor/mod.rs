@@ -122,6 +122,27 @@ impl Tensor {
         Self::checked("as_strided", storage, layout, dtype)
     }
 
+    /// A tensor over `storage`, just allocated for `layout`: a dense layout of the
+    /// storage's elements (`kernel::plan::output_like`), inside it by construction, so
+    /// only the dim limit is checked (debug builds check L4 as [`from_parts`] does).
+    ///
+    /// [`from_parts`]: Self::from_parts
+    #[inline]
+    pub(crate) fn fresh(storage: Storage, layout: Layout, dtype: DType) -> Result<Tensor> {
+        if layout.ndim() > MAX_NDIM {
+            return Err(too_many_dims("empty_like", layout.ndim()));
+        }
+        #[cfg(debug_assertions)]
+        if let Err(e) = Self::checked("empty_like", storage.clone(), layout.clone(), dtype) {
+            panic!("a fresh layout outside its storage: {e}");
+        }
+        Ok(Tensor {
+            storage,
+            layout,
+            dtype,
+        })
+    }
+
     fn checked(op: &'static str, storage: Storage, layout: Layout, dtype: DType) -> Result<Tensor> {
         if layout.ndim() > MAX_NDIM {
             return Err(too_many_dims(op, layout.ndim()));
@@ -198,6 +219,13 @@ impl Tensor {
     #[inline]
     pub fn shape(&self) -> &[usize] {
         self.layout.shape()
+    }
+
+    /// Whether `other` has the same shape (cheaper than comparing [`shape`](Self::shape)
+    /// slices: a fixed-size compare for up to five dims).
+    #[inline]
+    pub fn same_shape(&self, other: &Tensor) -> bool {
+        self.layout.same_shape(&other.layout)
     }
 
     /// Strides per dim, in elements (signed).
