@@ -576,6 +576,12 @@ def test_strides_not_multiple_of_itemsize_raise():
     odd = np.ndarray(buffer=np.zeros(12, np.uint8), shape=(3,), strides=(3,), dtype=np.int16)
     with pytest.raises(st.ShapeError, match="not a multiple"):
         st.from_numpy(odd)
+    with pytest.raises(st.ShapeError, match="not a multiple"):
+        st.from_numpy(odd[::-1])  # -3 bytes
+    # Negative strides that are whole elements are read as such.
+    back = np.arange(12, dtype=np.int16)[::-3]
+    tb = st.from_numpy(back)
+    assert tb.stride() == (-3,) and tb.tolist() == back.tolist()
     # A field view whose stride is a multiple of the itemsize is fine, and shared.
     rec8 = np.zeros(3, dtype=[("a", "<i4"), ("b", "<i4")])
     t = st.from_numpy(rec8["b"])

@@ -496,15 +496,18 @@ pub(crate) unsafe fn wrap_foreign(
     let over = |what: String| err(ErrorKind::Overflow, "from_numpy", what);
     // Inline up to five dims: no allocation for the common case.
     let mut strides = strata::layout::Strides::with_capacity(shape.len());
+    // Item sizes are powers of two: a mask and a shift, not two divisions a dim.
+    debug_assert!(itemsize.is_power_of_two());
+    let shift = itemsize.trailing_zeros();
     for &s in bstrides {
-        if s % itemsize as isize != 0 {
+        if s & (itemsize as isize - 1) != 0 {
             return Err(err(
                 ErrorKind::Shape,
                 "from_numpy",
                 format!("strides {bstrides:?} (bytes) are not a multiple of the element size {itemsize}; strata strides count elements"),
             ));
         }
-        strides.push(s / itemsize as isize);
+        strides.push(s >> shift);
     }
     let numel = strata::layout::checked_numel("from_numpy", shape).py()?;
     // The element range, in i128 and checked: the exporter's sizes and strides are

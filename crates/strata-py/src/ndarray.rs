@@ -106,8 +106,9 @@ fn type_num_of(dt: DType) -> Option<c_int> {
 
 /// `numpy.ndarray`, once NumPy has been imported by someone: before that, no object can
 /// be an array, and nothing here is looked up.
+static NDARRAY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
 fn ndarray_type(py: Python<'_>) -> Option<&'static Py<PyType>> {
-    static NDARRAY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
     if let Some(t) = NDARRAY.get(py) {
         return Some(t);
     }
@@ -153,11 +154,18 @@ pub(crate) fn held_array(owner: &(dyn std::any::Any + Send + Sync)) -> Option<&P
 /// `None` for anything else (the caller then takes the buffer protocol).
 pub(crate) fn from_ndarray(obj: &Bound<'_, PyAny>) -> Option<PyResult<Tensor>> {
     let py = obj.py();
-    // Cheap refusal first: the exact type's name, before any lookup.
     let ty = obj.get_type_ptr();
-    // SAFETY: a live type object's `tp_name` is a NUL-terminated string.
-    let name = unsafe { CStr::from_ptr((*ty).tp_name) };
-    if name.to_bytes() != b"numpy.ndarray" || ndarray_type(py)?.as_ptr() != ty.cast() {
+    let is_array = match NDARRAY.get(py) {
+        Some(t) => t.as_ptr() == ty.cast(),
+        // Before the type is known, a cheap refusal first: the exact type's name, before
+        // any lookup.
+        None => {
+            // SAFETY: a live type object's `tp_name` is a NUL-terminated string.
+            let name = unsafe { CStr::from_ptr((*ty).tp_name) };
+            name.to_bytes() == b"numpy.ndarray" && ndarray_type(py)?.as_ptr() == ty.cast()
+        }
+    };
+    if !is_array {
         return None;
     }
     // SAFETY: `obj` is exactly a `numpy.ndarray`, whose object starts with these fields.
