@@ -1388,3 +1388,35 @@ fn parallel_matches_serial() {
     let two = pool(2).install(run);
     assert!(one == two, "results differ between 1 and 2 threads");
 }
+
+/// Scalar operands reuse one cached 0-d tensor per thread and dtype (`ops/elementwise.rs`,
+/// `scalar_operand`): each op must still see its own value, on every thread, in every
+/// dtype, one op after another and from several threads at once.
+#[test]
+fn scalar_operands_see_their_own_values_on_every_thread() {
+    let threads: Vec<_> = (0..4i64)
+        .map(|k| {
+            std::thread::spawn(move || {
+                let f = Tensor::arange(0, 5, 1, F32).unwrap();
+                let i = Tensor::arange(0, 5, 1, I64).unwrap();
+                let b = Tensor::from_slice(&[true, false, true], &[3]).unwrap();
+                for step in 0..300i64 {
+                    let s = step * 4 + k;
+                    let got = f.mul(s as f64).unwrap().to_vec::<f32>().unwrap();
+                    let want: Vec<f32> = (0..5).map(|x| (x * s) as f32).collect();
+                    assert_eq!(got, want);
+                    // Two scalar ops of one dtype in one expression, and another dtype.
+                    let got = i.add(s).unwrap().sub(k).unwrap().to_vec::<i64>().unwrap();
+                    let want: Vec<i64> = (0..5).map(|x| x + s - k).collect();
+                    assert_eq!(got, want);
+                    let flip = step % 2 == 0;
+                    let got = b.logical_xor(flip).unwrap().to_vec::<bool>().unwrap();
+                    assert_eq!(got, [!flip, flip, !flip]);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}

@@ -295,7 +295,7 @@ pub(crate) fn binary(
         let common = result_type(&[a.clone(), b.clone()])?;
         let (cdt, odt) = binary_dtypes(kind, common, a, b)?;
         if cdt == x.dtype() {
-            let y = Tensor::scalar_of(*v, cdt)?;
+            let y = scalar_operand(*v, cdt, x.device().is_cpu())?;
             let out = output_for(x.shape(), odt, &[x])?;
             backend_binary(kind, &out, x, &y)?;
             return Ok(out);
@@ -309,6 +309,49 @@ pub(crate) fn binary(
     let target = Target::new(op, dest, &shape, odt, &tensors(&[a, b]))?;
     backend_binary(kind, target.out(), &ta, &tb)?;
     target.finish()
+}
+
+/// A 0-d CPU tensor of `dtype` holding `value`, for one op to read as a scalar operand
+/// and drop: with `reuse` (the op runs on the CPU, so nothing reads the tensor after the
+/// op returns), this thread's cached one of that dtype whenever nothing else holds it (a
+/// fresh storage for the `2.0` of `t * 2.0` was a fifth of the op's time), else a new one.
+fn scalar_operand(value: Scalar, dtype: DType, reuse: bool) -> Result<Tensor> {
+    thread_local! {
+        /// At most one 0-d tensor per dtype, held only here between ops.
+        static SCALARS: std::cell::RefCell<Vec<Tensor>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    if !reuse {
+        return Tensor::scalar_of(value, dtype);
+    }
+    let cached = SCALARS
+        .try_with(|c| {
+            let c = c.borrow();
+            let t = c.iter().find(|t| t.dtype() == dtype)?;
+            if !t.storage().is_unique() {
+                return None;
+            }
+            // SAFETY: the cache holds the only handle to this storage (checked above; the
+            // cache is this thread's and its tensors are lent only to ops that drop them
+            // before returning), so nothing else can read or write the bytes; a 0-d
+            // tensor made by `Tensor::scalar` has its one element, aligned, at the start.
+            crate::with_dtype!(dtype, T => unsafe {
+                t.storage().data_ptr().cast::<T>().write(value.to::<T>())
+            });
+            Some(t.clone())
+        })
+        .ok()
+        .flatten();
+    if let Some(t) = cached {
+        return Ok(t);
+    }
+    let t = Tensor::scalar_of(value, dtype)?;
+    let _ = SCALARS.try_with(|c| {
+        let mut c = c.borrow_mut();
+        if !c.iter().any(|u| u.dtype() == dtype) {
+            c.push(t.clone());
+        }
+    });
+    Ok(t)
 }
 
 /// `lhs OP rhs` with a scalar on the left (`2 - t`, `2 ** t`, `st.sub(2, t)`): the scalar

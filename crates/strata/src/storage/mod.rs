@@ -434,6 +434,12 @@ impl Storage {
         Arc::strong_count(&self.0)
     }
 
+    /// True when this handle is the only way to reach the storage (no other handle, and
+    /// no registry's weak one from which another could be made).
+    pub(crate) fn is_unique(&self) -> bool {
+        Arc::strong_count(&self.0) == 1 && Arc::weak_count(&self.0) == 0
+    }
+
     /// The version counter shared by every view of this storage.
     pub fn version(&self) -> u64 {
         self.0.version.load(Ordering::Relaxed)
