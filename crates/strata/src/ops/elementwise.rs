@@ -314,7 +314,8 @@ pub(crate) fn binary(
 /// A 0-d CPU tensor of `dtype` holding `value`, for one op to read as a scalar operand
 /// and drop: with `reuse` (the op runs on the CPU, so nothing reads the tensor after the
 /// op returns), this thread's cached one of that dtype whenever nothing else holds it (a
-/// fresh storage for the `2.0` of `t * 2.0` was a fifth of the op's time), else a new one.
+/// fresh storage for the `2.0` of `t * 2.0` was about a quarter of the op's time), else
+/// a new one.
 fn scalar_operand(value: Scalar, dtype: DType, reuse: bool) -> Result<Tensor> {
     thread_local! {
         /// At most one 0-d tensor per dtype, held only here between ops.
