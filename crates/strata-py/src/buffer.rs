@@ -474,7 +474,8 @@ pub fn from_buffer_owned(obj: &Bound<'_, PyAny>, exclusive: bool) -> PyResult<Te
     // SAFETY: the exporter guarantees the bytes from the lowest to the highest element are
     // valid (and writable unless read-only) while the buffer is held, and `owner` holds
     // it (Note [Buffer ownership]).
-    unsafe { wrap_foreign(buf, itemsize, &shape, &bstrides, dtype, read_only, owner) }
+    // `dtype_of_format` chose a dtype of exactly the exporter's item size.
+    unsafe { wrap_foreign(buf, &shape, &bstrides, dtype, read_only, owner) }
 }
 
 /// A tensor over foreign memory described by an exporter (a buffer, a NumPy array):
@@ -486,7 +487,6 @@ pub fn from_buffer_owned(obj: &Bound<'_, PyAny>, exclusive: bool) -> PyResult<Te
 /// `read_only`) for as long as `owner` lives.
 pub(crate) unsafe fn wrap_foreign(
     buf: *mut u8,
-    itemsize: usize,
     shape: &[usize],
     bstrides: &[isize],
     dtype: DType,
@@ -496,8 +496,9 @@ pub(crate) unsafe fn wrap_foreign(
     let over = |what: String| err(ErrorKind::Overflow, "from_numpy", what);
     // Inline up to five dims: no allocation for the common case.
     let mut strides = strata::layout::Strides::with_capacity(shape.len());
-    // Item sizes are powers of two: a mask and a shift, not two divisions a dim.
-    debug_assert!(itemsize.is_power_of_two());
+    // The dtype's item size (the exporter's, which chose the dtype) is a power of two: a
+    // mask and a shift, not two divisions a dim.
+    let itemsize = dtype.itemsize();
     let shift = itemsize.trailing_zeros();
     for &s in bstrides {
         if s & (itemsize as isize - 1) != 0 {

@@ -205,15 +205,7 @@ pub(crate) fn from_ndarray(obj: &Bound<'_, PyAny>) -> Option<PyResult<Tensor>> {
     // SAFETY: the array's data spans its elements and stays valid while the array lives,
     // which `owner` ensures; NumPy's writeable flag gives the writability.
     Some(unsafe {
-        crate::buffer::wrap_foreign(
-            a.data.cast(),
-            dtype.itemsize(),
-            shape,
-            bstrides,
-            dtype,
-            read_only,
-            owner,
-        )
+        crate::buffer::wrap_foreign(a.data.cast(), shape, bstrides, dtype, read_only, owner)
     })
 }
 
