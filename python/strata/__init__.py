@@ -15,6 +15,7 @@ import os as _os
 
 from . import _strata
 from ._errors import (
+    AutogradError,
     BorrowError,
     DeviceError,
     DTypeError,
@@ -55,6 +56,36 @@ from ._strata import cpu_level as cpu_level
 from ._strata import from_dlpack as from_dlpack
 from ._strata import from_file as from_file
 from ._strata import where as where
+
+
+def _with_requires_grad(fn):
+    """``fn`` with PyTorch's ``requires_grad=`` keyword."""
+
+    def make(*args, requires_grad=False, **kwargs):
+        t = fn(*args, **kwargs)
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    make.__name__ = fn.__name__
+    make.__qualname__ = fn.__name__
+    make.__doc__ = fn.__doc__
+    return make
+
+
+tensor = _with_requires_grad(tensor)
+zeros = _with_requires_grad(zeros)
+ones = _with_requires_grad(ones)
+empty = _with_requires_grad(empty)
+full = _with_requires_grad(full)
+arange = _with_requires_grad(arange)
+linspace = _with_requires_grad(linspace)
+eye = _with_requires_grad(eye)
+rand = _with_requires_grad(rand)
+randn = _with_requires_grad(randn)
+
+from . import autograd  # noqa: E402  (needs the names above)
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402
 
 # A bad STRATA_CPU (the cap on the kernels' instruction set) fails the import, naming the
 # variable and its value, rather than being silently ignored by the kernels.
@@ -131,6 +162,14 @@ def rand_like(input: Tensor, dtype=None, device=None) -> Tensor:
 def randn_like(input: Tensor, dtype=None, device=None) -> Tensor:
     """Normal samples with the shape, dtype and device of ``input``."""
     return _like(randn, input, dtype, device)
+
+
+zeros_like = _with_requires_grad(zeros_like)
+ones_like = _with_requires_grad(ones_like)
+empty_like = _with_requires_grad(empty_like)
+full_like = _with_requires_grad(full_like)
+rand_like = _with_requires_grad(rand_like)
+randn_like = _with_requires_grad(randn_like)
 
 
 # The elementwise ops come from the op table (crates/strata/src/ops/table.rs):
@@ -249,6 +288,12 @@ __all__ = [
     "ReadOnlyError",
     "BorrowError",
     "DeviceError",
+    "AutogradError",
+    "autograd",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
     "OverlapError",
     "StrataOverflowError",
     "ResourceError",

@@ -19,10 +19,16 @@ from typing import Any, Literal, Self, SupportsIndex, TypeAlias, final, overload
 import numpy as np
 import numpy.typing as npt
 
+from . import autograd as autograd
 from . import cuda as cuda
 from . import multiprocessing as multiprocessing
 from . import safetensors as safetensors
+from .autograd import enable_grad as enable_grad
+from .autograd import is_grad_enabled as is_grad_enabled
+from .autograd import no_grad as no_grad
+from .autograd import set_grad_enabled as set_grad_enabled
 
+from ._errors import AutogradError as AutogradError
 from ._errors import BorrowError as BorrowError
 from ._errors import DeviceError as DeviceError
 from ._errors import DTypeError as DTypeError
@@ -238,6 +244,44 @@ class Tensor:
         """Itself when contiguous, else a contiguous copy."""
     def explain(self) -> builtins.str:
         """A picture of this view over its storage."""
+    # ----- autograd -----
+    requires_grad: builtins.bool
+    """Whether gradients flow to this tensor (settable on leaves)."""
+    grad: Tensor | None
+    """The gradient accumulated by backward passes (leaves, and ``retain_grad()`` tensors)."""
+    @property
+    def grad_fn(self) -> autograd.Node | None:
+        """The node that made this tensor; ``None`` for a leaf."""
+    @property
+    def is_leaf(self) -> builtins.bool:
+        """Whether this tensor is a leaf of the graph (made by the user, not by an op on a
+        tensor that requires grad)."""
+    @property
+    def output_nr(self) -> builtins.int:
+        """Which output of ``grad_fn`` this tensor is."""
+    @property
+    def retains_grad(self) -> builtins.bool:
+        """Whether ``retain_grad()`` was called on this non-leaf."""
+    def requires_grad_(self, requires_grad: builtins.bool = True) -> Self:
+        """Marks this leaf as requiring grad (or not); float dtypes only."""
+    def retain_grad(self) -> None:
+        """Keeps this non-leaf's gradient in ``.grad`` during backward."""
+    def detach(self) -> Tensor:
+        """The same view without history; shares the storage and its version counter."""
+    def detach_(self) -> Self:
+        """Detaches in place: a leaf that does not require grad."""
+    def register_hook(self, hook: Any) -> Any:
+        """Registers ``hook(grad) -> Tensor | None``, run with this tensor's gradient during
+        backward; returns a handle with ``remove()``."""
+    def backward(
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: builtins.bool | None = None,
+        create_graph: builtins.bool = False,
+        inputs: Sequence[Tensor] | Tensor | None = None,
+    ) -> None:
+        """Computes the gradient of this tensor with respect to the graph's leaves and adds
+        it to their ``.grad`` (``gradient``: ones for a one-element tensor)."""
     def __repr__(self) -> builtins.str: ...
     def __str__(self) -> builtins.str: ...
     def __hash__(self) -> builtins.int:
@@ -642,7 +686,8 @@ class Tensor:
 # --------------------------------------------------------------------------------------
 
 def tensor(
-    data: _TensorLike, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+    data: _TensorLike, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor:
     """A new tensor holding a copy of ``data``: floats give float32, ints int64, bools bool."""
 
@@ -656,32 +701,32 @@ def from_numpy(array: Any) -> Tensor:
 @overload
 def zeros(
     size: Sequence[SupportsIndex], /, *, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None,
-    pin_memory: builtins.bool = False,
+    pin_memory: builtins.bool = False, requires_grad: builtins.bool = False,
 ) -> Tensor: ...
 @overload
 def zeros(
     *size: SupportsIndex, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None,
-    pin_memory: builtins.bool = False,
+    pin_memory: builtins.bool = False, requires_grad: builtins.bool = False,
 ) -> Tensor: ...
 @overload
 def ones(
     size: Sequence[SupportsIndex], /, *, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None,
-    pin_memory: builtins.bool = False,
+    pin_memory: builtins.bool = False, requires_grad: builtins.bool = False,
 ) -> Tensor: ...
 @overload
 def ones(
     *size: SupportsIndex, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None,
-    pin_memory: builtins.bool = False,
+    pin_memory: builtins.bool = False, requires_grad: builtins.bool = False,
 ) -> Tensor: ...
 @overload
 def empty(
     size: Sequence[SupportsIndex], /, *, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None,
-    pin_memory: builtins.bool = False,
+    pin_memory: builtins.bool = False, requires_grad: builtins.bool = False,
 ) -> Tensor: ...
 @overload
 def empty(
     *size: SupportsIndex, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None,
-    pin_memory: builtins.bool = False,
+    pin_memory: builtins.bool = False, requires_grad: builtins.bool = False,
 ) -> Tensor: ...
 def full(
     size: _Size, fill_value: _Number, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
@@ -743,22 +788,27 @@ def cache_info() -> dict[str, builtins.int]:
     """The block cache's ``bytes``, ``blocks``, ``limit``, ``hits``, ``misses``, ``min_block``."""
 
 def zeros_like(
-    input: Tensor, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+    input: Tensor, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor: ...
 def ones_like(
-    input: Tensor, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+    input: Tensor, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor: ...
 def empty_like(
-    input: Tensor, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+    input: Tensor, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor: ...
 def full_like(
     input: Tensor, fill_value: _Number, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
 ) -> Tensor: ...
 def rand_like(
-    input: Tensor, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+    input: Tensor, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor: ...
 def randn_like(
-    input: Tensor, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None
+    input: Tensor, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None,
+    requires_grad: builtins.bool = False,
 ) -> Tensor: ...
 def where(condition: _TensorLike, input: _Operand, other: _Operand) -> Tensor:
     """``condition ? input : other`` elementwise, broadcasting all three."""
@@ -1055,6 +1105,12 @@ __all__ = [
     "ReadOnlyError",
     "BorrowError",
     "DeviceError",
+    "AutogradError",
+    "autograd",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
     "OverlapError",
     "StrataOverflowError",
     "ResourceError",

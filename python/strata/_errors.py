@@ -73,3 +73,9 @@ __all__ = [
     "FormatError",
     "DeviceError",
 ]
+
+
+class AutogradError(StrataError, RuntimeError):
+    """A graph used wrongly (a second backward through freed buffers, a gradient for a
+    tensor that does not require one), an in-place write autograd cannot allow, or a saved
+    tensor overwritten before backward. Messages are PyTorch's."""

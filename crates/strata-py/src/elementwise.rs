@@ -50,7 +50,7 @@ impl Arg {
 /// The unary methods and their in-place variants, from the op table.
 macro_rules! py_unary {
     ($( $(#[doc = $doc:tt])* $Kind:ident $name:ident inplace($($ip:ident)?) rule($($rule:tt)*)
-        cost($cost:ident) cuda($($cu:tt)*) kernel($($k:tt)*); )*) => {
+        cost($cost:ident) cuda($($cu:tt)*) kernel($($k:tt)*) grad($($gr:tt)*); )*) => {
         #[pymethods]
         impl PyTensor {
             $(
@@ -81,7 +81,7 @@ strata::for_each_unary_op!(py_unary);
 /// The binary methods and their in-place variants, from the op table.
 macro_rules! py_binary {
     ($( $(#[doc = $doc:tt])* $Kind:ident $name:ident inplace($($ip:ident)?) rule($($rule:tt)*)
-        cost($cost:ident) check($check:ident) cuda($($cu:tt)*) kernel($($k:tt)*); )*) => {
+        cost($cost:ident) check($check:ident) cuda($($cu:tt)*) kernel($($k:tt)*) grad($($gr:tt)*); )*) => {
         #[pymethods]
         impl PyTensor {
             $(

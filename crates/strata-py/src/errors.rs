@@ -20,6 +20,7 @@ fn class_name(kind: ErrorKind) -> &'static str {
         ErrorKind::Io => "FileError",
         ErrorKind::Format => "FormatError",
         ErrorKind::Device => "DeviceError",
+        ErrorKind::Autograd => "AutogradError",
     }
 }
 

@@ -1,6 +1,7 @@
 //! PyO3 glue for the `strata` Python package: classes, conversions and the one mapping of
 //! Rust errors to Python exceptions. No tensor logic lives here.
 
+mod autograd;
 mod buffer;
 mod compute;
 mod convert;
@@ -56,6 +57,7 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(module::set_cache_limit, m)?)?;
     m.add_function(wrap_pyfunction!(module::cache_info, m)?)?;
     compute::register(m)?;
+    autograd::register(m)?;
     files::register(m)?;
     shm::register(m)?;
     cuda::register(m)?;

@@ -25,6 +25,15 @@ impl PyTensor {
     pub fn wrap(t: Tensor) -> PyTensor {
         PyTensor { inner: t }
     }
+
+    /// Whether `self[key] = value` must go through autograd: this tensor or a tensor
+    /// `value` requires grad.
+    fn tracks_grad(&self, value: &Bound<'_, PyAny>) -> bool {
+        self.inner.requires_grad()
+            || value
+                .cast::<PyTensor>()
+                .is_ok_and(|v| v.get().inner.requires_grad())
+    }
 }
 
 /// Where pyo3 keeps the `PyTensor` inside a `Tensor` object, if building one by hand is
@@ -353,8 +362,16 @@ fn parse_key(key: &Bound<'_, PyAny>) -> PyResult<Vec<TensorIndex>> {
 fn setitem(t: &Tensor, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
     let key = parse_key(key)?;
     if !key.iter().any(TensorIndex::is_tensor) {
+        let v = as_scalar(value)?;
+        if v.is_none() {
+            let src = tensor_arg(value)?;
+            if src.requires_grad() || t.requires_grad() {
+                return t.index_assign_(&key, &src).py().map(|_| ());
+            }
+            return t.index(&key).py()?.copy_(&src).py().map(|_| ());
+        }
         let view = t.index(&key).py()?;
-        return assign(&view, as_scalar(value)?, value);
+        return assign(&view, v, value);
     }
     let src = match as_scalar(value)? {
         Some(s) => Tensor::full(&[], s, t.dtype()).py()?,
@@ -804,8 +821,15 @@ impl PyTensor {
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let mut buf = fast_buf();
         if let Some(n) = fast_key(key, &mut buf) {
+            let v = as_scalar(value)?;
+            if v.is_none() && self.tracks_grad(value) {
+                // Under autograd the write is recorded on this tensor (see
+                // `Tensor::index_assign_`).
+                let src = tensor_arg(value)?;
+                return self.inner.index_assign_(&buf[..n], &src).py().map(|_| ());
+            }
             let view = self.inner.index(&buf[..n]).py()?;
-            return assign(&view, as_scalar(value)?, value);
+            return assign(&view, v, value);
         }
         setitem(&self.inner, key, value)
     }

@@ -72,6 +72,9 @@ pub enum ErrorKind {
     /// host-only operation on memory that is not on the host (Python: `DeviceError`, a
     /// `RuntimeError`).
     Device,
+    /// An autograd error: a graph used wrongly, an in-place write autograd cannot allow,
+    /// a saved tensor overwritten (Python: `RuntimeError`).
+    Autograd,
 }
 
 /// Every error strata reports.
@@ -280,6 +283,14 @@ pub enum Error {
         /// What is wrong, naming the device.
         msg: String,
     },
+
+    /// An autograd error, with PyTorch's text (no op prefix: PyTorch's messages stand
+    /// alone).
+    #[error("{msg}")]
+    Autograd {
+        /// PyTorch's message.
+        msg: String,
+    },
 }
 
 impl Error {
@@ -304,6 +315,7 @@ impl Error {
             Error::Io { .. } => ErrorKind::Io,
             Error::Format { .. } => ErrorKind::Format,
             Error::Device { .. } => ErrorKind::Device,
+            Error::Autograd { .. } => ErrorKind::Autograd,
         }
     }
 
@@ -313,6 +325,10 @@ impl Error {
             path: path.display().to_string(),
             msg: e.to_string(),
         }
+    }
+
+    pub(crate) fn autograd(msg: impl Into<String>) -> Self {
+        Error::Autograd { msg: msg.into() }
     }
 
     pub(crate) fn format(op: &'static str, msg: impl Into<String>) -> Self {

@@ -25,6 +25,7 @@
 //! kernel, how to add an op, a dtype or a backend — is `docs/ARCHITECTURE.md` in the
 //! repository.
 
+pub mod autograd;
 mod backend;
 pub mod cuda;
 pub mod dtype;

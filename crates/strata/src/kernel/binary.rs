@@ -79,7 +79,7 @@ macro_rules! binary_kernel {
 
 macro_rules! define_run_binary {
     ($( $(#[doc = $doc:tt])* $Kind:ident $name:ident inplace($($ip:ident)?) rule($($rule:tt)*)
-        cost($cost:ident) check($check:ident) cuda($($cu:tt)*) kernel($($k:tt)*); )*) => {
+        cost($cost:ident) check($check:ident) cuda($($cu:tt)*) kernel($($k:tt)*) grad($($gr:tt)*); )*) => {
         /// Runs binary op `kind` on `a` and `b` (both of the op's compute dtype) into `out`
         /// (of its result dtype; the inputs broadcast to its shape). The op's
         /// [`Check`] on integer inputs runs first: an error leaves `out` unwritten.

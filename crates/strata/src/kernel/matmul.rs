@@ -69,6 +69,10 @@ impl Tensor {
     /// A 0-d operand, mismatched inner sizes or batch dims (PyTorch's texts), different
     /// dtypes, `bool`, or a conflicting borrow of an operand's storage.
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        grad_product(self, other, "MmBackward0", |a, b| a.matmul_raw(b))
+    }
+
+    fn matmul_raw(&self, other: &Tensor) -> Result<Tensor> {
         const OP: &str = "matmul";
         let (d1, d2) = (self.ndim(), other.ndim());
         match (d1, d2) {
@@ -93,7 +97,7 @@ impl Tensor {
     /// A non-2-D operand, `mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)`,
     /// different dtypes, `bool`.
     pub fn mm(&self, mat2: &Tensor) -> Result<Tensor> {
-        mm_impl("mm", self, mat2)
+        grad_product(self, mat2, "MmBackward0", |a, b| mm_impl("mm", a, b))
     }
 
     /// The product of a matrix and a vector.
@@ -101,7 +105,7 @@ impl Tensor {
     /// # Errors
     /// Operands that are not 2-D and 1-D, mismatched sizes, different dtypes, `bool`.
     pub fn mv(&self, vec: &Tensor) -> Result<Tensor> {
-        mv_impl("mv", self, vec)
+        grad_product(self, vec, "MvBackward0", |a, b| mv_impl("mv", a, b))
     }
 
     /// A batch of matrix products: `[b, n, m] · [b, m, p] → [b, n, p]` (3-D only, equal
@@ -111,6 +115,10 @@ impl Tensor {
     /// A non-3-D operand, `Expected size for first two dimensions of batch2 tensor to be:
     /// [b, m] but got: [..].`, different dtypes, `bool`.
     pub fn bmm(&self, mat2: &Tensor) -> Result<Tensor> {
+        grad_product(self, mat2, "BmmBackward0", |a, b| a.bmm_raw(b))
+    }
+
+    fn bmm_raw(&self, mat2: &Tensor) -> Result<Tensor> {
         const OP: &str = "bmm";
         if self.ndim() != 3 {
             return Err(Error::shape(OP, "batch1 must be a 3D tensor"));
@@ -131,7 +139,7 @@ impl Tensor {
     /// # Errors
     /// `1D tensors expected, but got 2D and 2D tensors`, different sizes or dtypes, `bool`.
     pub fn dot(&self, other: &Tensor) -> Result<Tensor> {
-        dot_impl("dot", self, other)
+        grad_product(self, other, "DotBackward0", |a, b| dot_impl("dot", a, b))
     }
 
     /// The outer product of two 1-D tensors: `out[i, j] = self[i] · vec2[j]`. Unlike the
@@ -1527,6 +1535,75 @@ unsafe fn symmetric<T: GemmScalar>(job: &Job<'_>) {
             }
         }
     }
+}
+
+/// A matrix product `f(a, b)` (matmul's semantics: 1-d operands as a row or a column,
+/// batch dims broadcast) recorded for autograd: `∂a = g·bᵀ`, `∂b = aᵀ·g`, summed over
+/// broadcast batch dims.
+fn grad_product(
+    a: &Tensor,
+    b: &Tensor,
+    name: &'static str,
+    f: impl FnOnce(&Tensor, &Tensor) -> Result<Tensor>,
+) -> Result<Tensor> {
+    if (a.grad.get().is_none() && b.grad.get().is_none()) || !crate::autograd::needs_grad(&[a, b]) {
+        return f(a, b);
+    }
+    let out = {
+        let _off = crate::autograd::no_grad();
+        f(a, b)?
+    };
+    let (sa, sb) = (a.shape().to_vec(), b.shape().to_vec());
+    crate::autograd::record1(
+        name,
+        &[a, b],
+        out,
+        &[
+            crate::autograd::Save::Input(a),
+            crate::autograd::Save::Input(b),
+        ],
+        Box::new(move |saved, grads, needs| {
+            let (a, b, g) = (&saved[0], &saved[1], &grads[0]);
+            if sa.len() == 1 && sb.len() == 1 {
+                let ga = if needs[0] { Some(b.mul(g)?) } else { None };
+                let gb = if needs[1] { Some(a.mul(g)?) } else { None };
+                return Ok(vec![ga, gb]);
+            }
+            let a1 = if sa.len() == 1 {
+                a.unsqueeze(0)?
+            } else {
+                a.clone()
+            };
+            let b1 = if sb.len() == 1 {
+                b.unsqueeze(1)?
+            } else {
+                b.clone()
+            };
+            let g1 = if sa.len() == 1 {
+                g.unsqueeze(-2)?
+            } else if sb.len() == 1 {
+                g.unsqueeze(-1)?
+            } else {
+                g.clone()
+            };
+            let back = |x: Tensor, shape1: &[usize], shape: &[usize]| -> Result<Tensor> {
+                let s = crate::autograd::sum_to(&x, shape1)?;
+                let shape: Vec<i64> = shape.iter().map(|&n| n as i64).collect();
+                s.reshape(&shape)
+            };
+            let ga = if needs[0] {
+                Some(back(g1.matmul(&b1.mt()?)?, a1.shape(), &sa)?)
+            } else {
+                None
+            };
+            let gb = if needs[1] {
+                Some(back(a1.mt()?.matmul(&g1)?, b1.shape(), &sb)?)
+            } else {
+                None
+            };
+            Ok(vec![ga, gb])
+        }),
+    )
 }
 
 #[cfg(test)]

@@ -77,7 +77,7 @@ macro_rules! unary_kernel {
 
 macro_rules! define_run_unary {
     ($( $(#[doc = $doc:tt])* $Kind:ident $name:ident inplace($($ip:ident)?) rule($($rule:tt)*)
-        cost($cost:ident) cuda($($cu:tt)*) kernel($($k:tt)*); )*) => {
+        cost($cost:ident) cuda($($cu:tt)*) kernel($($k:tt)*) grad($($gr:tt)*); )*) => {
         /// Runs unary op `kind` on `a` (already of the op's compute dtype) into `out` (of
         /// its result dtype, `a`'s shape or broadcastable from it).
         ///

@@ -211,8 +211,19 @@ fn unary_dtypes(kind: Unary, dt: DType) -> Result<(DType, DType)> {
     })
 }
 
-/// Runs unary op `kind` on `x` into `dest`.
+/// Runs unary op `kind` on `x` into `dest`, recording it for autograd when an operand
+/// has autograd state (`ops/elementwise_grad.rs`).
+#[inline]
 pub(crate) fn unary(kind: Unary, x: &Tensor, dest: Dest<'_>) -> Result<Tensor> {
+    let touched = x.grad.get().is_some() || matches!(dest, Dest::Into(t) if t.grad.get().is_some());
+    if touched {
+        return super::elementwise_grad::unary(kind, x, dest);
+    }
+    unary_raw(kind, x, dest)
+}
+
+/// [`unary`] without autograd.
+pub(crate) fn unary_raw(kind: Unary, x: &Tensor, dest: Dest<'_>) -> Result<Tensor> {
     let op = kind.name();
     let (cdt, odt) = unary_dtypes(kind, x.dtype())?;
     let a = x.to_dtype(cdt)?;
@@ -270,7 +281,22 @@ fn binary_dtypes(
 }
 
 /// Runs binary op `kind` on `a` and `b` into `dest`.
+#[inline]
 pub(crate) fn binary(
+    kind: Binary,
+    a: &Operand<'_>,
+    b: &Operand<'_>,
+    dest: Dest<'_>,
+) -> Result<Tensor> {
+    let touched = |o: &Operand<'_>| matches!(o, Operand::Tensor(t) if t.grad.get().is_some());
+    if touched(a) || touched(b) || matches!(dest, Dest::Into(t) if t.grad.get().is_some()) {
+        return super::elementwise_grad::binary(kind, a, b, dest);
+    }
+    binary_raw(kind, a, b, dest)
+}
+
+/// [`binary`] without autograd.
+pub(crate) fn binary_raw(
     kind: Binary,
     a: &Operand<'_>,
     b: &Operand<'_>,
@@ -385,8 +411,63 @@ fn tensors<'a>(ops: &[&Operand<'a>]) -> smallvec::SmallVec<[&'a Tensor; 4]> {
         .collect()
 }
 
-/// Clamps `x` into `[min, max]` (either bound optional) into `dest`.
+/// Clamps `x` into `[min, max]` (either bound optional) into `dest`, recorded for
+/// autograd when `x` has autograd state (`ClampBackward1`: the gradient passes where `x`
+/// is inside the bounds; bounds given as tensors get none).
 fn clamp_impl(
+    x: &Tensor,
+    min: Option<Operand<'_>>,
+    max: Option<Operand<'_>>,
+    dest: Dest<'_>,
+) -> Result<Tensor> {
+    let touched = x.grad.get().is_some() || matches!(dest, Dest::Into(t) if t.grad.get().is_some());
+    if !touched {
+        return clamp_raw(x, min, max, dest);
+    }
+    if let Dest::Into(t) = dest {
+        crate::autograd::check_inplace(t)?;
+    }
+    if !crate::autograd::needs_grad(&[x]) {
+        return clamp_raw(x, min, max, dest);
+    }
+    // The mask of elements inside the bounds, from the input before any write.
+    let inside = {
+        let _off = crate::autograd::no_grad();
+        let mut m: Option<Tensor> = None;
+        if let Some(lo) = &min {
+            m = Some(x.binary_op(Binary::Ge, lo.clone())?);
+        }
+        if let Some(hi) = &max {
+            let le = x.binary_op(Binary::Le, hi.clone())?;
+            m = Some(match m {
+                Some(m) => m.logical_and(&le)?,
+                None => le,
+            });
+        }
+        m
+    };
+    let out = {
+        let _off = crate::autograd::no_grad();
+        clamp_raw(x, min, max, dest)?
+    };
+    let formula: crate::autograd::Formula = Box::new(move |_saved, grads, _needs| {
+        let g = &grads[0];
+        Ok(vec![Some(match &inside {
+            Some(m) => Tensor::where_cond(m, g, 0.0)?,
+            None => g.clone(),
+        })])
+    });
+    match dest {
+        Dest::New => crate::autograd::record1("ClampBackward1", &[x], out, &[], formula),
+        Dest::Into(t) => {
+            crate::autograd::record_inplace(t, &[], "ClampBackward1", &[], formula)?;
+            Ok(t.clone())
+        }
+    }
+}
+
+/// [`clamp_impl`] without autograd.
+fn clamp_raw(
     x: &Tensor,
     min: Option<Operand<'_>>,
     max: Option<Operand<'_>>,
@@ -458,6 +539,16 @@ impl Tensor {
             ));
         }
         let (a, b) = (a.into(), b.into());
+        let tracked = |o: &Operand<'_>| matches!(o, Operand::Tensor(t) if t.grad.get().is_some());
+        if tracked(&a) || tracked(&b) {
+            return super::elementwise_grad::where_cond(cond, &a, &b);
+        }
+        Self::where_raw(cond, a, b)
+    }
+
+    /// [`where_cond`](Self::where_cond) without autograd.
+    pub(crate) fn where_raw(cond: &Tensor, a: Operand<'_>, b: Operand<'_>) -> Result<Tensor> {
+        let op = Ternary::Where.name();
         let c = Operand::Tensor(cond);
         let dt = result_type(&[a.clone(), b.clone()])?;
         let shape = broadcast_operands(op, &[&c, &a, &b])?;

@@ -367,6 +367,49 @@ fn along(d: usize, index: &[i64]) -> Result<Vec<TensorIndex>> {
 }
 
 /// # Advanced indexing
+/// `index_put_` recorded for autograd (PyTorch's `IndexPutBackward0`): `∂self` is the
+/// output gradient with the written elements zeroed (kept, when accumulating); `∂value` is
+/// the output gradient at the written elements (summed back to `value`'s shape).
+fn index_put_grad(t: &Tensor, key: &[TensorIndex], value: &Tensor, accumulate: bool) -> Result<()> {
+    if t.grad.get().is_none() && value.grad.get().is_none() {
+        return index_put("index_put_", t, key, value, accumulate);
+    }
+    crate::autograd::check_inplace(t)?;
+    if !crate::autograd::needs_grad(&[t, value]) {
+        return index_put("index_put_", t, key, value, accumulate);
+    }
+    {
+        let _off = crate::autograd::no_grad();
+        index_put("index_put_", t, key, value, accumulate)?;
+    }
+    let key = key.to_vec();
+    crate::autograd::record_inplace(
+        t,
+        &[value],
+        "IndexPutBackward0",
+        &[],
+        Box::new(move |_saved, grads, needs| {
+            let g = &grads[0];
+            let gs = if needs[0] && !accumulate {
+                let gs = g.contiguous_copy()?;
+                let z = Tensor::zeros_on(&[], g.dtype(), g.device())?;
+                index_put("index_put_", &gs, &key, &z, false)?;
+                Some(gs)
+            } else if needs[0] {
+                Some(g.clone())
+            } else {
+                None
+            };
+            let gv = if needs[1] {
+                Some(index("index", g, &key)?)
+            } else {
+                None
+            };
+            Ok(vec![gs, gv])
+        }),
+    )
+}
+
 impl Tensor {
     /// `self[index] = value`, in place: PyTorch's `index_put_` with NumPy's setitem
     /// rules. `value` is cast to this tensor's dtype and broadcast to the shape
@@ -387,7 +430,7 @@ impl Tensor {
     /// The errors of [`index`](Self::index); a value that does not broadcast; a read-only
     /// tensor, or one whose indexed elements alias each other.
     pub fn index_put_(&self, index: &[TensorIndex], value: &Tensor) -> Result<&Self> {
-        index_put("index_put_", self, index, value, false)?;
+        index_put_grad(self, index, value, false)?;
         Ok(self)
     }
 
@@ -395,7 +438,7 @@ impl Tensor {
     /// (PyTorch's `index_put_(…, accumulate=True)`); otherwise as
     /// [`index_put_`](Self::index_put_). Integers wrap; `bool` is a logical or.
     pub fn index_put_accumulate_(&self, index: &[TensorIndex], value: &Tensor) -> Result<&Self> {
-        index_put("index_put_", self, index, value, true)?;
+        index_put_grad(self, index, value, true)?;
         Ok(self)
     }
 

@@ -15,6 +15,7 @@
 //!   `index_put_`, over the gather/scatter loops.
 
 pub mod elementwise;
+mod elementwise_grad;
 pub(crate) mod index;
 pub(crate) mod reduce;
 pub mod table;

@@ -332,6 +332,270 @@ impl Plan {
     }
 }
 
+/// Records `out = sum(t, dims)` (or the mean, `mean`) for autograd: the gradient of each
+/// input element is the output gradient of its row (divided by the row's length).
+fn spread_grad(
+    t: &Tensor,
+    out: Tensor,
+    dims: &[i64],
+    name: &'static str,
+    mean: bool,
+) -> Result<Tensor> {
+    let in_shape = t.shape().to_vec();
+    let nd = in_shape.len();
+    let mut keep = in_shape.clone();
+    let mut count = 1usize;
+    if dims.is_empty() {
+        count = t.numel();
+        keep.iter_mut().for_each(|n| *n = 1);
+    } else {
+        for &d in dims {
+            let w = wrap_dim(name, d, nd)?;
+            count *= in_shape[w];
+            keep[w] = 1;
+        }
+    }
+    let keep_i: Vec<i64> = keep.iter().map(|&n| n as i64).collect();
+    let in_i: Vec<i64> = in_shape.iter().map(|&n| n as i64).collect();
+    crate::autograd::record1(
+        name,
+        &[t],
+        out,
+        &[],
+        Box::new(move |_saved, grads, _needs| {
+            let g = grads[0].reshape(&keep_i)?.expand(&in_i)?;
+            let g = if mean { g.div(count as f64)? } else { g };
+            Ok(vec![Some(g)])
+        }),
+    )
+}
+
+/// The dims `dims` (all when empty) of an `nd`-dim tensor, wrapped.
+fn reduced_dims(op: &'static str, dims: &[i64], nd: usize) -> Result<Vec<usize>> {
+    if dims.is_empty() {
+        return Ok((0..nd).collect());
+    }
+    dims.iter().map(|&d| wrap_dim(op, d, nd)).collect()
+}
+
+/// Records reduction `op` of `t` over `dims` for autograd, with the formula of its
+/// derivative (PyTorch's): max/min-like ops spread the gradient evenly over the elements
+/// equal to the result, var/std through the deviations from the mean, logsumexp through
+/// the softmax, prod through the product of the other elements.
+fn reduce_grad(
+    t: &Tensor,
+    out: Tensor,
+    dims: &[i64],
+    op: Reduction,
+    correction: f64,
+) -> Result<Tensor> {
+    if t.grad.get().is_none() || !crate::autograd::needs_grad(&[t]) {
+        return Ok(out);
+    }
+    let name = match op {
+        Reduction::Prod => "ProdBackward1",
+        Reduction::Amax => "AmaxBackward0",
+        Reduction::Amin => "AminBackward0",
+        Reduction::Max => "MaxBackward1",
+        Reduction::Min => "MinBackward1",
+        Reduction::Var => "VarBackward0",
+        Reduction::Std => "StdBackward0",
+        _ => "LogsumexpBackward0",
+    };
+    let nd = t.ndim();
+    let red = reduced_dims(name, dims, nd)?;
+    let in_shape = t.shape().to_vec();
+    let mut keep: Vec<i64> = in_shape.iter().map(|&n| n as i64).collect();
+    let mut count = 1usize;
+    for &d in &red {
+        count *= in_shape[d];
+        keep[d] = 1;
+    }
+    let in_i: Vec<i64> = in_shape.iter().map(|&n| n as i64).collect();
+    let red_i: Vec<i64> = red.iter().map(|&d| d as i64).collect();
+    let formula: crate::autograd::Formula = Box::new(move |saved, grads, _needs| {
+        let (x, y) = (&saved[0], &saved[1]);
+        let g = grads[0].reshape(&keep)?;
+        let y = y.reshape(&keep)?;
+        let gi = match op {
+            Reduction::Amax | Reduction::Amin | Reduction::Max | Reduction::Min => {
+                let hit = x.eq(&y)?.to_dtype(x.dtype())?;
+                let n = hit.sum(&red_i, true)?;
+                g.mul(&hit)?.div(&n)?
+            }
+            Reduction::Var | Reduction::Std => {
+                let mean = x.mean(&red_i, true)?;
+                let dev = x.sub(&mean)?;
+                let denom = (count as f64 - correction).max(0.0);
+                if op == Reduction::Var {
+                    g.mul(&dev)?.mul(2.0 / denom)?
+                } else {
+                    g.mul(&dev)?.div(&y.mul(denom)?)?
+                }
+            }
+            Reduction::Prod => g.mul(&prod_of_others(x, &red)?)?,
+            _ => g.mul(&x.sub(&y)?.exp()?)?,
+        };
+        Ok(vec![Some(gi.expand(&in_i)?)])
+    });
+    crate::autograd::record1(
+        name,
+        &[t],
+        out,
+        &[
+            crate::autograd::Save::Input(t),
+            crate::autograd::Save::Output(0),
+        ],
+        formula,
+    )
+}
+
+/// For each element of `x`, the product of the other elements of its slice over `dims`
+/// (zeros included: exclusive products from both ends, no division).
+fn prod_of_others(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
+    let nd = x.ndim();
+    if nd == 0 {
+        return Tensor::ones(&[], x.dtype());
+    }
+    let mut order: Vec<i64> = (0..nd)
+        .filter(|d| !dims.contains(d))
+        .map(|d| d as i64)
+        .collect();
+    order.extend(dims.iter().map(|&d| d as i64));
+    let moved = x.permute(&order)?;
+    let mut flat_shape: Vec<i64> = moved.shape()[..nd - dims.len()]
+        .iter()
+        .map(|&n| n as i64)
+        .collect();
+    let k: usize = dims.iter().map(|&d| x.shape()[d]).product();
+    flat_shape.push(k as i64);
+    let flat = moved.reshape(&flat_shape)?;
+    let last = flat_shape.len() as i64 - 1;
+    let exclusive = |v: &Tensor| -> Result<Tensor> {
+        let ones = Tensor::ones(v.shape(), v.dtype())?;
+        if k > 1 {
+            let cp = v.cumprod(last)?;
+            ones.narrow(last, 1, k as i64 - 1)?
+                .copy_(&cp.narrow(last, 0, k as i64 - 1)?)?;
+        }
+        Ok(ones)
+    };
+    let left = exclusive(&flat)?;
+    let right = exclusive(&flat.flip(&[last])?)?.flip(&[last])?;
+    let others = left.mul(&right)?;
+    let moved_shape: Vec<i64> = moved.shape().iter().map(|&n| n as i64).collect();
+    let mut inverse = vec![0i64; nd];
+    for (i, &d) in order.iter().enumerate() {
+        inverse[d as usize] = i as i64;
+    }
+    others.reshape(&moved_shape)?.permute(&inverse)
+}
+
+/// Records `max(dim)`/`min(dim)`'s values for autograd: the gradient goes to the element
+/// each index names.
+fn select_grad(
+    t: &Tensor,
+    values: Tensor,
+    idx: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    name: &'static str,
+) -> Result<Tensor> {
+    if t.grad.get().is_none() || !crate::autograd::needs_grad(&[t]) {
+        return Ok(values);
+    }
+    let nd = t.ndim();
+    let d = wrap_dim(name, dim, nd.max(1))?;
+    let in_shape = t.shape().to_vec();
+    let idx = if keepdim || nd == 0 {
+        idx.clone()
+    } else {
+        idx.unsqueeze(d as i64)?
+    };
+    crate::autograd::record1(
+        name,
+        &[t],
+        values,
+        &[],
+        Box::new(move |_saved, grads, _needs| {
+            let g = if keepdim || nd == 0 {
+                grads[0].clone()
+            } else {
+                grads[0].unsqueeze(d as i64)?
+            };
+            let n = in_shape.get(d).copied().unwrap_or(1);
+            let mut pos_shape = vec![1i64; nd];
+            if nd > 0 {
+                pos_shape[d] = n as i64;
+            }
+            let pos = Tensor::arange(0, n as i64, 1, DType::I64)?.reshape(&pos_shape)?;
+            let hit = pos.eq(&idx)?;
+            Ok(vec![Some(Tensor::where_cond(&hit, &g, 0.0)?)])
+        }),
+    )
+}
+
+/// Records a scan (cumsum, cumprod) for autograd: cumsum's gradient is the reversed
+/// cumulative sum of the output gradient; cumprod's is `Σ_{j≥i} g_j·y_j / x_i`, computed
+/// without the division where some `x_i` is zero.
+fn scan_grad(t: &Tensor, out: Tensor, dim: i64, op: Reduction) -> Result<Tensor> {
+    if t.grad.get().is_none() || !crate::autograd::needs_grad(&[t]) {
+        return Ok(out);
+    }
+    if t.ndim() == 0 {
+        // A scan of one element is the element.
+        return crate::autograd::record1(
+            "CumsumBackward0",
+            &[t],
+            out,
+            &[],
+            Box::new(|_saved, grads, _needs| Ok(vec![Some(grads[0].clone())])),
+        );
+    }
+    let d = wrap_dim(op.name(), dim, t.ndim())? as i64;
+    let cumsum = op == Reduction::Cumsum;
+    let name = if cumsum {
+        "CumsumBackward0"
+    } else {
+        "CumprodBackward0"
+    };
+    crate::autograd::record1(
+        name,
+        &[t],
+        out,
+        &[
+            crate::autograd::Save::Input(t),
+            crate::autograd::Save::Output(0),
+        ],
+        Box::new(move |saved, grads, _needs| {
+            let g = &grads[0];
+            let rev = |v: &Tensor| -> Result<Tensor> { v.flip(&[d])?.cumsum(d)?.flip(&[d]) };
+            if cumsum {
+                return Ok(vec![Some(rev(g)?)]);
+            }
+            let (x, y) = (&saved[0], &saved[1]);
+            let has_zero = x.eq(0.0)?.any(&[], false)?.item()?.to_f64() != 0.0;
+            if !has_zero {
+                return Ok(vec![Some(rev(&g.mul(y)?)?.div(x)?)]);
+            }
+            // With zeros: element by element along the dim (∂y_j/∂x_i for j ≥ i is the
+            // product of x_0..x_j without x_i).
+            let n = x.shape()[d as usize];
+            let gi = Tensor::zeros_on(x.shape(), g.dtype(), g.device())?;
+            for i in 0..n {
+                let others = x.clone_data()?;
+                others.narrow(d, i as i64, 1)?.fill_(1.0)?;
+                let contrib = g.mul(&others.cumprod(d)?)?;
+                let tail = contrib
+                    .narrow(d, i as i64, (n - i) as i64)?
+                    .sum(&[d], true)?;
+                gi.narrow(d, i as i64, 1)?.copy_(&tail)?;
+            }
+            Ok(vec![Some(gi)])
+        }),
+    )
+}
+
 /// The op layer of every [`ReductionKind::Reduce`] op (and `max()`/`min()`): resolve the
 /// dims, apply the dtype rule, allocate the keep-shaped output, run the backend's loop.
 fn reduce(
@@ -372,7 +636,11 @@ impl Tensor {
     /// # Errors
     /// A dim out of range, a repeated dim, or a conflicting borrow of the storage.
     pub fn sum(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-        reduce(Reduction::Sum, self, dims, keepdim, 0.0, None)
+        let out = reduce(Reduction::Sum, self, dims, keepdim, 0.0, None)?;
+        if self.grad.get().is_none() || !crate::autograd::needs_grad(&[self]) {
+            return Ok(out);
+        }
+        spread_grad(self, out, dims, "SumBackward1", false)
     }
 
     /// Product over `dims` (all when empty), with the dtype rules of [`sum`](Self::sum).
@@ -381,7 +649,8 @@ impl Tensor {
     /// # Errors
     /// As for [`sum`](Self::sum).
     pub fn prod(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-        reduce(Reduction::Prod, self, dims, keepdim, 0.0, None)
+        let out = reduce(Reduction::Prod, self, dims, keepdim, 0.0, None)?;
+        reduce_grad(self, out, dims, Reduction::Prod, 0.0)
     }
 
     /// Mean over `dims` (all when empty) of a float tensor; `NaN` over an empty dim.
@@ -389,7 +658,11 @@ impl Tensor {
     /// # Errors
     /// PyTorch's dtype error for non-float input, and those of [`sum`](Self::sum).
     pub fn mean(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-        reduce(Reduction::Mean, self, dims, keepdim, 0.0, None)
+        let out = reduce(Reduction::Mean, self, dims, keepdim, 0.0, None)?;
+        if self.grad.get().is_none() || !crate::autograd::needs_grad(&[self]) {
+            return Ok(out);
+        }
+        spread_grad(self, out, dims, "MeanBackward1", true)
     }
 
     /// Maximum over `dims` (all when empty), keeping the dtype; `NaN` propagates.
@@ -398,7 +671,8 @@ impl Tensor {
     /// Reducing an empty dim (`amax(): Expected reduction dim 0 to have non-zero size.`),
     /// and those of [`sum`](Self::sum).
     pub fn amax(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-        reduce(Reduction::Amax, self, dims, keepdim, 0.0, Some("amax()"))
+        let out = reduce(Reduction::Amax, self, dims, keepdim, 0.0, Some("amax()"))?;
+        reduce_grad(self, out, dims, Reduction::Amax, 0.0)
     }
 
     /// Minimum over `dims` (all when empty); see [`amax`](Self::amax).
@@ -406,7 +680,8 @@ impl Tensor {
     /// # Errors
     /// As for [`amax`](Self::amax).
     pub fn amin(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-        reduce(Reduction::Amin, self, dims, keepdim, 0.0, Some("amin()"))
+        let out = reduce(Reduction::Amin, self, dims, keepdim, 0.0, Some("amin()"))?;
+        reduce_grad(self, out, dims, Reduction::Amin, 0.0)
     }
 
     /// The maximum of all elements as a 0-d tensor (PyTorch's `max()`); `NaN` propagates.
@@ -414,7 +689,8 @@ impl Tensor {
     /// # Errors
     /// An empty tensor, or a conflicting borrow.
     pub fn max(&self) -> Result<Tensor> {
-        reduce(Reduction::Max, self, &[], false, 0.0, Some("max()"))
+        let out = reduce(Reduction::Max, self, &[], false, 0.0, Some("max()"))?;
+        reduce_grad(self, out, &[], Reduction::Max, 0.0)
     }
 
     /// The minimum of all elements as a 0-d tensor (PyTorch's `min()`).
@@ -422,7 +698,8 @@ impl Tensor {
     /// # Errors
     /// As for [`max`](Self::max).
     pub fn min(&self) -> Result<Tensor> {
-        reduce(Reduction::Min, self, &[], false, 0.0, Some("min()"))
+        let out = reduce(Reduction::Min, self, &[], false, 0.0, Some("min()"))?;
+        reduce_grad(self, out, &[], Reduction::Min, 0.0)
     }
 
     /// `(values, indices)` of the maximum along `dim`, PyTorch's `max(dim, keepdim)`:
@@ -434,10 +711,8 @@ impl Tensor {
     /// non-zero size.`).
     pub fn max_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
         let (v, i) = self.arg_dim(Reduction::Max, "max()", dim, keepdim, true)?;
-        Ok((
-            v.ok_or_else(|| Error::value("max", "values were not computed"))?,
-            i,
-        ))
+        let v = v.ok_or_else(|| Error::value("max", "values were not computed"))?;
+        Ok((select_grad(self, v, &i, dim, keepdim, "MaxBackward0")?, i))
     }
 
     /// `(values, indices)` of the minimum along `dim`; see [`max_dim`](Self::max_dim).
@@ -446,10 +721,8 @@ impl Tensor {
     /// As for [`max_dim`](Self::max_dim).
     pub fn min_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
         let (v, i) = self.arg_dim(Reduction::Min, "min()", dim, keepdim, true)?;
-        Ok((
-            v.ok_or_else(|| Error::value("min", "values were not computed"))?,
-            i,
-        ))
+        let v = v.ok_or_else(|| Error::value("min", "values were not computed"))?;
+        Ok((select_grad(self, v, &i, dim, keepdim, "MinBackward0")?, i))
     }
 
     /// Index (int64) of the maximum along `dim`, or of the flattened tensor when `dim` is
@@ -566,7 +839,8 @@ impl Tensor {
     /// Non-float input (`std and var only support floating point and complex dtypes`), and
     /// those of [`sum`](Self::sum).
     pub fn var_correction(&self, dims: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
-        reduce(Reduction::Var, self, dims, keepdim, correction, None)
+        let out = reduce(Reduction::Var, self, dims, keepdim, correction, None)?;
+        reduce_grad(self, out, dims, Reduction::Var, correction)
     }
 
     /// Standard deviation with `correction = 1`; see [`var`](Self::var).
@@ -582,7 +856,8 @@ impl Tensor {
     /// # Errors
     /// As for [`var_correction`](Self::var_correction).
     pub fn std_correction(&self, dims: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
-        reduce(Reduction::Std, self, dims, keepdim, correction, None)
+        let out = reduce(Reduction::Std, self, dims, keepdim, correction, None)?;
+        reduce_grad(self, out, dims, Reduction::Std, correction)
     }
 
     /// `log Σ exp(x)` over `dims` (all when empty), computed stably (the maximum is
@@ -592,7 +867,8 @@ impl Tensor {
     /// # Errors
     /// As for [`sum`](Self::sum).
     pub fn logsumexp(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-        reduce(Reduction::Logsumexp, self, dims, keepdim, 0.0, None)
+        let out = reduce(Reduction::Logsumexp, self, dims, keepdim, 0.0, None)?;
+        reduce_grad(self, out, dims, Reduction::Logsumexp, 0.0)
     }
 
     /// Cumulative sum along `dim`, with the dtype rules of [`sum`](Self::sum) (int32 gives
@@ -601,7 +877,8 @@ impl Tensor {
     /// # Errors
     /// A dim out of range or a conflicting borrow.
     pub fn cumsum(&self, dim: i64) -> Result<Tensor> {
-        self.scan(Reduction::Cumsum, dim)
+        let out = self.scan(Reduction::Cumsum, dim)?;
+        scan_grad(self, out, dim, Reduction::Cumsum)
     }
 
     /// Cumulative product along `dim`; see [`cumsum`](Self::cumsum).
@@ -609,7 +886,8 @@ impl Tensor {
     /// # Errors
     /// As for [`cumsum`](Self::cumsum).
     pub fn cumprod(&self, dim: i64) -> Result<Tensor> {
-        self.scan(Reduction::Cumprod, dim)
+        let out = self.scan(Reduction::Cumprod, dim)?;
+        scan_grad(self, out, dim, Reduction::Cumprod)
     }
 
     /// The op layer of the scans.

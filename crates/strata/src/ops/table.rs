@@ -46,6 +46,11 @@
 //! [`UnaryRule`] and [`BinaryRule`]: which compute and result dtype an input gives, or
 //! which error (applied by `ops/elementwise.rs` before anything is allocated).
 
+#[allow(unused_imports)]
+use super::elementwise_grad::{
+    copysign_grad, fpick_grad, gelu_slope, one_minus, pick_grad, pow_grad_base, pow_grad_exponent,
+    xlogy_grad,
+};
 use crate::dtype::DType;
 
 /// How much work an op does per element: decides how soon a kernel goes parallel.
@@ -184,145 +189,145 @@ macro_rules! for_each_unary_op {
             /// tensor is an error with PyTorch's text.
             Neg neg inplace(neg_) rule(Keep(BoolIn::Error(NEG_BOOL))) cost(Memory)
                 cuda(int "wneg(x)"; real "-x";)
-                kernel(same |x| int x.w_neg(); real -x;);
+                kernel(same |x| int x.w_neg(); real -x;) grad(none |_s, g| g.neg());
             /// `+x`: a copy (PyTorch returns the input itself). A bool tensor is an error.
             Positive positive inplace() rule(Keep(BoolIn::Error("The `+` operator, on a bool tensor is not supported."))) cost(Memory)
                 cuda(int "x"; real "x";)
-                kernel(same |x| int x; real x;);
+                kernel(same |x| int x; real x;) grad(none |_s, g| Ok(g.clone()));
             /// `|x|`, keeping the dtype; `abs(i8::MIN) == i8::MIN` as in PyTorch. Not for bool.
             Abs abs inplace(abs_) rule(Keep(BoolIn::Refuse)) cost(Memory)
                 cuda(int "wabs(x)"; real "m_fabs(x)";)
-                kernel(same |x| int x.w_abs(); real x.abs(););
+                kernel(same |x| int x.w_abs(); real x.abs();) grad(x |x, g| g.mul(&x.sign()?));
             /// `-1`, `0` or `1` in the input's dtype (bool: itself). NaN gives NaN (NumPy)
             /// rather than PyTorch's `0`; `sign(-0.0)` is `0.0`.
             Sign sign inplace(sign_) rule(Keep(BoolIn::Keep)) cost(Memory)
                 cuda(int "isgn(x)"; real "rsgn(x)"; bool "x";)
-                kernel(same |x| int x.sign(); real sign_real(x); bool x;);
+                kernel(same |x| int x.sign(); real sign_real(x); bool x;) grad(zero);
             /// `x·x`, keeping the dtype (integers wrap); bool gives int64, as PyTorch.
             Square square inplace(square_) rule(Keep(BoolIn::As(DType::I64))) cost(Memory)
                 cuda(int "wmul(x, x)"; real "x * x";)
-                kernel(same |x| int x.w_mul(x); real x * x;);
+                kernel(same |x| int x.w_mul(x); real x * x;) grad(x |x, g| g.mul(&x.mul(2.0)?));
             /// `max(x, 0)`; NaN stays NaN. Not for bool.
             Relu relu inplace(relu_) rule(Keep(BoolIn::Error("Boolean inputs not supported for relu"))) cost(Memory)
                 cuda(int "(isneg(x) ? (T)0 : x)"; real "(x < (T)0 ? (T)0 : x)";)
-                kernel(same |x| int if x.is_neg() { I::ZERO } else { x }; real if x < R::ZERO { R::ZERO } else { x };);
+                kernel(same |x| int if x.is_neg() { I::ZERO } else { x }; real if x < R::ZERO { R::ZERO } else { x };) grad(y |y, g| g.mul(&y.gt(0.0)?));
             /// `√x`.
-            Sqrt sqrt inplace(sqrt_) rule(Float) cost(Memory) cuda(real "m_sqrt(x)";) kernel(same |x| real x.sqrt(););
+            Sqrt sqrt inplace(sqrt_) rule(Float) cost(Memory) cuda(real "m_sqrt(x)";) kernel(same |x| real x.sqrt();) grad(y |y, g| g.div(&y.mul(2.0)?));
             /// `1/√x`.
-            Rsqrt rsqrt inplace(rsqrt_) rule(Float) cost(Memory) cuda(real "(T)1 / m_sqrt(x)";) kernel(same |x| real R::ONE / x.sqrt(););
+            Rsqrt rsqrt inplace(rsqrt_) rule(Float) cost(Memory) cuda(real "(T)1 / m_sqrt(x)";) kernel(same |x| real R::ONE / x.sqrt();) grad(y |y, g| g.mul(&y.mul(y)?.mul(y)?.mul(-0.5)?));
             /// `eˣ`.
-            Exp exp inplace(exp_) rule(Float) cost(Math) cuda(real "m_exp(x)";) kernel(same |x| real x.exp(););
+            Exp exp inplace(exp_) rule(Float) cost(Math) cuda(real "m_exp(x)";) kernel(same |x| real x.exp();) grad(y |y, g| g.mul(y));
             /// `2ˣ`.
-            Exp2 exp2 inplace(exp2_) rule(Float) cost(Math) cuda(real "m_exp2(x)";) kernel(same |x| real x.exp2(););
+            Exp2 exp2 inplace(exp2_) rule(Float) cost(Math) cuda(real "m_exp2(x)";) kernel(same |x| real x.exp2();) grad(y |y, g| g.mul(&y.mul(std::f64::consts::LN_2)?));
             /// Natural logarithm.
-            Log log inplace(log_) rule(Float) cost(Math) cuda(real "m_log(x)";) kernel(same |x| real x.ln(););
+            Log log inplace(log_) rule(Float) cost(Math) cuda(real "m_log(x)";) kernel(same |x| real x.ln();) grad(x |x, g| g.div(x));
             /// Base-2 logarithm.
-            Log2 log2 inplace(log2_) rule(Float) cost(Math) cuda(real "m_log2(x)";) kernel(same |x| real x.log2(););
+            Log2 log2 inplace(log2_) rule(Float) cost(Math) cuda(real "m_log2(x)";) kernel(same |x| real x.log2();) grad(x |x, g| g.div(&x.mul(std::f64::consts::LN_2)?));
             /// Base-10 logarithm.
-            Log10 log10 inplace(log10_) rule(Float) cost(Math) cuda(real "m_log10(x)";) kernel(same |x| real x.log10(););
+            Log10 log10 inplace(log10_) rule(Float) cost(Math) cuda(real "m_log10(x)";) kernel(same |x| real x.log10();) grad(x |x, g| g.div(&x.mul(std::f64::consts::LN_10)?));
             /// `ln(1 + x)`, accurate near 0.
-            Log1p log1p inplace(log1p_) rule(Float) cost(Math) cuda(real "m_log1p(x)";) kernel(same |x| real x.ln_1p(););
+            Log1p log1p inplace(log1p_) rule(Float) cost(Math) cuda(real "m_log1p(x)";) kernel(same |x| real x.ln_1p();) grad(x |x, g| g.div(&x.add(1.0)?));
             /// `eˣ − 1`, accurate near 0.
-            Expm1 expm1 inplace(expm1_) rule(Float) cost(Math) cuda(real "m_expm1(x)";) kernel(same |x| real x.exp_m1(););
+            Expm1 expm1 inplace(expm1_) rule(Float) cost(Math) cuda(real "m_expm1(x)";) kernel(same |x| real x.exp_m1();) grad(y |y, g| g.mul(&y.add(1.0)?));
             /// Sine.
-            Sin sin inplace(sin_) rule(Float) cost(Math) cuda(real "m_sin(x)";) kernel(same |x| real x.sin(););
+            Sin sin inplace(sin_) rule(Float) cost(Math) cuda(real "m_sin(x)";) kernel(same |x| real x.sin();) grad(x |x, g| g.mul(&x.cos()?));
             /// Cosine.
-            Cos cos inplace(cos_) rule(Float) cost(Math) cuda(real "m_cos(x)";) kernel(same |x| real x.cos(););
+            Cos cos inplace(cos_) rule(Float) cost(Math) cuda(real "m_cos(x)";) kernel(same |x| real x.cos();) grad(x |x, g| g.mul(&x.sin()?.neg()?));
             /// Tangent.
-            Tan tan inplace(tan_) rule(Float) cost(Math) cuda(real "m_tan(x)";) kernel(same |x| real x.tan(););
+            Tan tan inplace(tan_) rule(Float) cost(Math) cuda(real "m_tan(x)";) kernel(same |x| real x.tan();) grad(y |y, g| g.mul(&y.mul(y)?.add(1.0)?));
             /// Arcsine, in `[-π/2, π/2]`; NaN outside `[-1, 1]`.
-            Asin asin inplace(asin_) rule(Float) cost(Math) cuda(real "m_asin(x)";) kernel(same |x| real x.asin(););
+            Asin asin inplace(asin_) rule(Float) cost(Math) cuda(real "m_asin(x)";) kernel(same |x| real x.asin();) grad(x |x, g| g.mul(&one_minus(&x.mul(x)?)?.rsqrt()?));
             /// Arccosine, in `[0, π]`; NaN outside `[-1, 1]`.
-            Acos acos inplace(acos_) rule(Float) cost(Math) cuda(real "m_acos(x)";) kernel(same |x| real x.acos(););
+            Acos acos inplace(acos_) rule(Float) cost(Math) cuda(real "m_acos(x)";) kernel(same |x| real x.acos();) grad(x |x, g| g.mul(&one_minus(&x.mul(x)?)?.rsqrt()?.neg()?));
             /// Arctangent, in `[-π/2, π/2]`.
-            Atan atan inplace(atan_) rule(Float) cost(Math) cuda(real "m_atan(x)";) kernel(same |x| real x.atan(););
+            Atan atan inplace(atan_) rule(Float) cost(Math) cuda(real "m_atan(x)";) kernel(same |x| real x.atan();) grad(x |x, g| g.div(&x.mul(x)?.add(1.0)?));
             /// Hyperbolic sine.
-            Sinh sinh inplace(sinh_) rule(Float) cost(Math) cuda(real "m_sinh(x)";) kernel(same |x| real x.sinh(););
+            Sinh sinh inplace(sinh_) rule(Float) cost(Math) cuda(real "m_sinh(x)";) kernel(same |x| real x.sinh();) grad(x |x, g| g.mul(&x.cosh()?));
             /// Hyperbolic cosine.
-            Cosh cosh inplace(cosh_) rule(Float) cost(Math) cuda(real "m_cosh(x)";) kernel(same |x| real x.cosh(););
+            Cosh cosh inplace(cosh_) rule(Float) cost(Math) cuda(real "m_cosh(x)";) kernel(same |x| real x.cosh();) grad(x |x, g| g.mul(&x.sinh()?));
             /// Hyperbolic tangent.
-            Tanh tanh inplace(tanh_) rule(Float) cost(Math) cuda(real "m_tanh(x)";) kernel(same |x| real x.tanh(););
+            Tanh tanh inplace(tanh_) rule(Float) cost(Math) cuda(real "m_tanh(x)";) kernel(same |x| real x.tanh();) grad(y |y, g| g.mul(&one_minus(&y.mul(y)?)?));
             /// Inverse hyperbolic sine.
-            Asinh asinh inplace(asinh_) rule(Float) cost(Math) cuda(real "m_asinh(x)";) kernel(same |x| real x.asinh(););
+            Asinh asinh inplace(asinh_) rule(Float) cost(Math) cuda(real "m_asinh(x)";) kernel(same |x| real x.asinh();) grad(x |x, g| g.mul(&x.mul(x)?.add(1.0)?.rsqrt()?));
             /// Inverse hyperbolic cosine; NaN below 1.
-            Acosh acosh inplace(acosh_) rule(Float) cost(Math) cuda(real "m_acosh(x)";) kernel(same |x| real x.acosh(););
+            Acosh acosh inplace(acosh_) rule(Float) cost(Math) cuda(real "m_acosh(x)";) kernel(same |x| real x.acosh();) grad(x |x, g| g.mul(&x.mul(x)?.sub(1.0)?.rsqrt()?));
             /// Inverse hyperbolic tangent; ±∞ at ±1, NaN outside `[-1, 1]`.
-            Atanh atanh inplace(atanh_) rule(Float) cost(Math) cuda(real "m_atanh(x)";) kernel(same |x| real x.atanh(););
+            Atanh atanh inplace(atanh_) rule(Float) cost(Math) cuda(real "m_atanh(x)";) kernel(same |x| real x.atanh();) grad(x |x, g| g.div(&one_minus(&x.mul(x)?)?));
             /// The logistic function `1 / (1 + e⁻ˣ)`.
             Sigmoid sigmoid inplace(sigmoid_) rule(Float) cost(Math)
                 cuda(real "rsigmoid(x)";)
-                kernel(same |x| real x.sigmoid(););
+                kernel(same |x| real x.sigmoid();) grad(y |y, g| g.mul(&y.mul(&one_minus(y)?)?));
             /// GELU, PyTorch's default (erf) form: `x · ½ · (1 + erf(x/√2))`.
             Gelu gelu inplace(gelu_) rule(Float) cost(Math)
                 cuda(real "x * (T)0.5 * ((T)1 + m_erf(x * (T)0.70710678118654752440))";)
-                kernel(same |x| real x * R::HALF * (R::ONE + (x * R::SQRT1_2).erf()););
+                kernel(same |x| real x * R::HALF * (R::ONE + (x * R::SQRT1_2).erf());) grad(x |x, g| g.mul(&gelu_slope(x)?));
             /// The error function.
-            Erf erf inplace(erf_) rule(Float) cost(Math) cuda(real "m_erf(x)";) kernel(same |x| real x.erf(););
+            Erf erf inplace(erf_) rule(Float) cost(Math) cuda(real "m_erf(x)";) kernel(same |x| real x.erf();) grad(x |x, g| g.mul(&x.mul(x)?.neg()?.exp()?.mul(std::f64::consts::FRAC_2_SQRT_PI)?));
             /// The complementary error function `1 − erf(x)`, accurate for large `x`.
-            Erfc erfc inplace(erfc_) rule(Float) cost(Math) cuda(real "m_erfc(x)";) kernel(same |x| real x.erfc(););
+            Erfc erfc inplace(erfc_) rule(Float) cost(Math) cuda(real "m_erfc(x)";) kernel(same |x| real x.erfc();) grad(x |x, g| g.mul(&x.mul(x)?.neg()?.exp()?.mul(-std::f64::consts::FRAC_2_SQRT_PI)?));
             /// The inverse error function: `erf(erfinv(y)) == y` on `[-1, 1]`, ±∞ at ±1,
             /// NaN outside.
-            Erfinv erfinv inplace(erfinv_) rule(Float) cost(Math) cuda(real "m_erfinv(x)";) kernel(same |x| real x.erfinv(););
+            Erfinv erfinv inplace(erfinv_) rule(Float) cost(Math) cuda(real "m_erfinv(x)";) kernel(same |x| real x.erfinv();) grad(y |y, g| g.mul(&y.mul(y)?.exp()?.mul(std::f64::consts::PI.sqrt() / 2.0)?));
             /// `1/x`.
             Reciprocal reciprocal inplace(reciprocal_) rule(Float) cost(Memory)
                 cuda(real "(T)1 / x";)
-                kernel(same |x| real R::ONE / x;);
+                kernel(same |x| real R::ONE / x;) grad(y |y, g| g.mul(&y.mul(y)?.neg()?));
             /// Degrees to radians, `x · π/180`.
             Deg2rad deg2rad inplace(deg2rad_) rule(Float) cost(Memory)
                 cuda(real "x * (T)(3.14159265358979323846 / 180.0)";)
-                kernel(same |x| real x * R::from_f64(std::f64::consts::PI / 180.0););
+                kernel(same |x| real x * R::from_f64(std::f64::consts::PI / 180.0);) grad(none |_s, g| g.mul(std::f64::consts::PI / 180.0));
             /// Radians to degrees, `x · 180/π`.
             Rad2deg rad2deg inplace(rad2deg_) rule(Float) cost(Memory)
                 cuda(real "x * (T)(180.0 / 3.14159265358979323846)";)
-                kernel(same |x| real x * R::from_f64(180.0 / std::f64::consts::PI););
+                kernel(same |x| real x * R::from_f64(180.0 / std::f64::consts::PI);) grad(none |_s, g| g.mul(180.0 / std::f64::consts::PI));
             /// Round down; integers are returned unchanged (a copy). Not for bool.
             Floor floor inplace(floor_) rule(Keep(BoolIn::Refuse)) cost(Memory)
                 cuda(int "x"; real "m_floor(x)";)
-                kernel(same |x| int x; real x.floor(););
+                kernel(same |x| int x; real x.floor();) grad(zero);
             /// Round up; integers are returned unchanged (a copy). Not for bool.
             Ceil ceil inplace(ceil_) rule(Keep(BoolIn::Refuse)) cost(Memory)
                 cuda(int "x"; real "m_ceil(x)";)
-                kernel(same |x| int x; real x.ceil(););
+                kernel(same |x| int x; real x.ceil();) grad(zero);
             /// Round to nearest, ties to even (`round(2.5) == 2`); integers unchanged. Not
             /// for bool.
             Round round inplace(round_) rule(Keep(BoolIn::Refuse)) cost(Memory)
                 cuda(int "x"; real "m_rint(x)";)
-                kernel(same |x| int x; real x.round_even(););
+                kernel(same |x| int x; real x.round_even();) grad(zero);
             /// Round toward zero; integers unchanged. Not for bool.
             Trunc trunc inplace(trunc_) rule(Keep(BoolIn::Refuse)) cost(Memory)
                 cuda(int "x"; real "m_trunc(x)";)
-                kernel(same |x| int x; real x.trunc(););
+                kernel(same |x| int x; real x.trunc();) grad(zero);
             /// The fractional part `x − trunc(x)`, with the sign of `x` (NaN for ±∞). Floats
             /// only, as PyTorch.
             Frac frac inplace(frac_) rule(Keep(BoolIn::Refuse)) cost(Memory)
                 cuda(real "x - m_trunc(x)";)
-                kernel(same |x| real x - x.trunc(););
+                kernel(same |x| real x - x.trunc();) grad(none |_s, g| Ok(g.clone()));
             /// `x == 0`, as a bool tensor (any dtype). In place, the bool result is cast
             /// to the tensor's dtype.
             LogicalNot logical_not inplace(logical_not_) rule(Logical) cost(Memory)
                 cuda(any "!nz(x)";)
-                kernel(any_dtype |x| !x.is_nonzero(););
+                kernel(any_dtype |x| !x.is_nonzero();) grad(nondiff);
             /// `!x` for integers, logical not for bool; an error for floats.
             BitwiseNot bitwise_not inplace(bitwise_not_) rule(IntOnly) cost(Memory)
                 cuda(int "(T)~x"; bool "!x";)
-                kernel(same |x| int x.not(); bool !x;);
+                kernel(same |x| int x.not(); bool !x;) grad(nondiff);
             /// True where the element is NaN (bool tensor; always false for integers).
             IsNan isnan inplace() rule(Pred) cost(Memory)
                 cuda(int "false"; real "m_isnan(x)";)
-                kernel(pred |_x| int false; real _x.is_nan(););
+                kernel(pred |_x| int false; real _x.is_nan();) grad(nondiff);
             /// True where the element is ±∞.
             IsInf isinf inplace() rule(Pred) cost(Memory)
                 cuda(int "false"; real "m_isinf(x)";)
-                kernel(pred |_x| int false; real _x.is_infinite(););
+                kernel(pred |_x| int false; real _x.is_infinite();) grad(nondiff);
             /// True where the element is neither NaN nor ±∞.
             IsFinite isfinite inplace() rule(Pred) cost(Memory)
                 cuda(int "true"; real "m_isfinite(x)";)
-                kernel(pred |_x| int true; real _x.is_finite(););
+                kernel(pred |_x| int true; real _x.is_finite();) grad(nondiff);
             /// True where the sign bit is set: negative numbers, `-0.0` and NaNs with the
             /// sign bit (bool tensor; false for unsigned integers and bool).
             Signbit signbit inplace() rule(Pred) cost(Memory)
                 cuda(int "isneg(x)"; real "m_signbit(x)";)
-                kernel(pred |x| int x.is_neg(); real x.is_sign_negative(););
+                kernel(pred |x| int x.is_neg(); real x.is_sign_negative();) grad(nondiff);
         }
     };
 }
@@ -337,150 +342,150 @@ macro_rules! for_each_binary_op {
             /// `self + other`. Integers wrap (`127i8 + 1 == -128`); bool + bool is "or".
             Add add inplace(add_) rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
                 cuda(int "wadd(a, b)"; real "a + b"; bool "(a | b)";)
-                kernel(same |a, b| int a.w_add(b); real a + b; bool a | b;);
+                kernel(same |a, b| int a.w_add(b); real a + b; bool a | b;) grad(none |_a, _b, _y, g| Ok(g.clone()), Ok(g.clone()));
             /// `self - other`. Integers wrap; any bool operand is an error (PyTorch's text).
             Sub sub inplace(sub_) rule(Keep(BoolIn2::Error(SUB_BOOLS, SUB_BOOL))) cost(Memory) check(Nothing)
                 cuda(int "wsub(a, b)"; real "a - b";)
-                kernel(same |a, b| int a.w_sub(b); real a - b;);
+                kernel(same |a, b| int a.w_sub(b); real a - b;) grad(none |_a, _b, _y, g| Ok(g.clone()), g.neg());
             /// `self * other`. Integers wrap; bool · bool is "and".
             Mul mul inplace(mul_) rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
                 cuda(int "wmul(a, b)"; real "a * b"; bool "(a & b)";)
-                kernel(same |a, b| int a.w_mul(b); real a * b; bool a & b;);
+                kernel(same |a, b| int a.w_mul(b); real a * b; bool a & b;) grad(a b |a, b, _y, g| g.mul(b), g.mul(a));
             /// True division: integer and bool inputs give float32; `x / 0` is ±∞ or NaN.
             Div div inplace(div_) rule(Float) cost(Memory) check(Nothing)
                 cuda(real "a / b";)
-                kernel(same |a, b| real a / b;);
+                kernel(same |a, b| real a / b;) grad(a b |a, b, _y, g| g.div(b), g.mul(a)?.div(&b.mul(b)?)?.neg());
             /// Python's `//` (rounds toward −∞). An integer zero divisor is an error
             /// ("ZeroDivisionError") raised before anything is written.
             FloorDivide floor_divide inplace(floor_divide_) rule(Keep(BoolIn2::Refuse)) cost(Memory) check(ZeroDivisor)
                 cuda(int "ifloordiv(a, b)"; real "rfloordiv(a, b)";)
-                kernel(same |a, b| int floor_div_int(a, b); real floor_div_real(a, b););
+                kernel(same |a, b| int floor_div_int(a, b); real floor_div_real(a, b);) grad(zero);
             /// Python's `%`: the result takes the divisor's sign, for floats and integers. An
             /// integer zero divisor is an error ("ZeroDivisionError").
             Remainder remainder inplace(remainder_) rule(Keep(BoolIn2::Refuse)) cost(Memory) check(ZeroDivisor)
                 cuda(int "iremainder(a, b)"; real "rremainder(a, b)";)
-                kernel(same |a, b| int remainder_int(a, b); real remainder_real(a, b););
+                kernel(same |a, b| int remainder_int(a, b); real remainder_real(a, b);) grad(a b |a, b, _y, g| Ok(g.clone()), g.mul(&a.div(b)?.floor()?)?.neg());
             /// C's `fmod`: the remainder of truncating division, with the dividend's sign,
             /// keeping integer dtypes. An integer zero divisor is an error
             /// ("ZeroDivisionError"), as for [`remainder`](Self::remainder).
             Fmod fmod inplace(fmod_) rule(Keep(BoolIn2::Refuse)) cost(Memory) check(ZeroDivisor)
                 cuda(int "wrem(a, b)"; real "m_fmod(a, b)";)
-                kernel(same |a, b| int a.w_rem(b); real a % b;);
+                kernel(same |a, b| int a.w_rem(b); real a % b;) grad(a b |a, b, _y, g| Ok(g.clone()), g.mul(&a.div(b)?.trunc()?)?.neg());
             /// `selfᵒᵗʰᵉʳ`. Integers wrap; a negative integer exponent with an integer base is
             /// an error ("Integers to negative integer powers are not allowed.").
             Pow pow inplace(pow_) rule(Keep(BoolIn2::Refuse)) cost(Math) check(NegativeExponent)
                 cuda(int "ipow(a, b)"; real "m_pow(a, b)";)
-                kernel(same |a, b| int pow_int(a, b); real a.powf(b););
+                kernel(same |a, b| int pow_int(a, b); real a.powf(b);) grad(a b y |a, b, y, g| pow_grad_base(a, b, g), pow_grad_exponent(a, b, y, g));
             /// The larger of the two; NaN if either is NaN (bool: "or").
             Maximum maximum inplace(maximum_) rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
                 cuda(int "(a < b ? b : a)"; real "rmaximum(a, b)"; bool "(a | b)";)
-                kernel(same |a, b| int a.max(b); real maximum_real(a, b); bool a | b;);
+                kernel(same |a, b| int a.max(b); real maximum_real(a, b); bool a | b;) grad(a b |a, b, _y, g| pick_grad(g, a, b, Binary::Gt), pick_grad(g, b, a, Binary::Gt));
             /// The smaller of the two; NaN if either is NaN (bool: "and").
             Minimum minimum inplace(minimum_) rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
                 cuda(int "(a > b ? b : a)"; real "rminimum(a, b)"; bool "(a & b)";)
-                kernel(same |a, b| int a.min(b); real minimum_real(a, b); bool a & b;);
+                kernel(same |a, b| int a.min(b); real minimum_real(a, b); bool a & b;) grad(a b |a, b, _y, g| pick_grad(g, a, b, Binary::Lt), pick_grad(g, b, a, Binary::Lt));
             /// The larger of the two, ignoring a NaN (NaN only when both are).
             Fmax fmax inplace() rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
                 cuda(int "(a < b ? b : a)"; real "rfmax(a, b)"; bool "(a | b)";)
-                kernel(same |a, b| int a.max(b); real fmax_real(a, b); bool a | b;);
+                kernel(same |a, b| int a.max(b); real fmax_real(a, b); bool a | b;) grad(a b |a, b, _y, g| fpick_grad(g, a, b, Binary::Gt), fpick_grad(g, b, a, Binary::Gt));
             /// The smaller of the two, ignoring a NaN (NaN only when both are).
             Fmin fmin inplace() rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
                 cuda(int "(a > b ? b : a)"; real "rfmin(a, b)"; bool "(a & b)";)
-                kernel(same |a, b| int a.min(b); real fmin_real(a, b); bool a & b;);
+                kernel(same |a, b| int a.min(b); real fmin_real(a, b); bool a & b;) grad(a b |a, b, _y, g| fpick_grad(g, a, b, Binary::Lt), fpick_grad(g, b, a, Binary::Lt));
             /// `atan2(self, other)`, the angle of the point `(other, self)`; integers give
             /// float32.
             Atan2 atan2 inplace(atan2_) rule(Float) cost(Math) check(Nothing)
                 cuda(real "m_atan2(a, b)";)
-                kernel(same |a, b| real a.atan2(b););
+                kernel(same |a, b| real a.atan2(b);) grad(a b |a, b, _y, g| g.mul(b)?.div(&a.mul(a)?.add(&b.mul(b)?)?), g.mul(a)?.div(&a.mul(a)?.add(&b.mul(b)?)?)?.neg());
             /// `√(self² + other²)` without undue overflow. Floats only, as PyTorch.
             Hypot hypot inplace(hypot_) rule(FloatOnly) cost(Math) check(Nothing)
                 cuda(real "m_hypot(a, b)";)
-                kernel(same |a, b| real a.hypot(b););
+                kernel(same |a, b| real a.hypot(b);) grad(a b y |a, b, y, g| g.mul(a)?.div(y), g.mul(b)?.div(y));
             /// The magnitude of `self` with the sign of `other` (`-0.0` counts as negative);
             /// integers give float32.
             Copysign copysign inplace(copysign_) rule(Float) cost(Memory) check(Nothing)
                 cuda(real "m_copysign(a, b)";)
-                kernel(same |a, b| real a.copysign(b););
+                kernel(same |a, b| real a.copysign(b);) grad(a y |a, _b, y, g| copysign_grad(a, y, g), g.mul(0.0));
             /// `ln(eˢᵉˡᶠ + eᵒᵗʰᵉʳ)` without overflow. Floats only, as PyTorch.
             Logaddexp logaddexp inplace() rule(FloatOnly) cost(Math) check(Nothing)
                 cuda(real "rlogaddexp(a, b)";)
-                kernel(same |a, b| real logaddexp_real(a, b););
+                kernel(same |a, b| real logaddexp_real(a, b);) grad(a b |a, b, _y, g| g.div(&b.sub(a)?.exp()?.add(1.0)?), g.div(&a.sub(b)?.exp()?.add(1.0)?));
             /// `log₂(2ˢᵉˡᶠ + 2ᵒᵗʰᵉʳ)` without overflow. Floats only, as PyTorch.
             Logaddexp2 logaddexp2 inplace() rule(FloatOnly) cost(Math) check(Nothing)
                 cuda(real "rlogaddexp2(a, b)";)
-                kernel(same |a, b| real logaddexp2_real(a, b););
+                kernel(same |a, b| real logaddexp2_real(a, b);) grad(a b |a, b, _y, g| g.div(&b.sub(a)?.exp2()?.add(1.0)?), g.div(&a.sub(b)?.exp2()?.add(1.0)?));
             /// `self · ln(other)`, and 0 where `self == 0` (unless `other` is NaN); integers
             /// give float32.
             Xlogy xlogy inplace(xlogy_) rule(Float) cost(Math) check(Nothing)
                 cuda(real "rxlogy(a, b)";)
-                kernel(same |a, b| real xlogy_real(a, b););
+                kernel(same |a, b| real xlogy_real(a, b);) grad(a b |a, b, _y, g| xlogy_grad(a, b, g), g.mul(a)?.div(b));
             /// The next representable value after `self` towards `other`, in the tensor's own
             /// precision (`float16`/`bfloat16` included). Floats only, as PyTorch.
             Nextafter nextafter inplace(nextafter_) rule(FloatOnly) cost(Memory) check(Nothing)
                 cuda(real "m_nextafter(a, b)"; half "nextafter_bits(a, b, HALF_IS_BF16)";)
-                kernel(same |a, b| real a.next_after(b); half nextafter_half(a, b););
+                kernel(same |a, b| real a.next_after(b); half nextafter_half(a, b);) grad(unimpl);
             /// The Heaviside step: `0` where `self < 0`, `other` where `self == 0`, `1` where
             /// `self > 0`; NaN stays NaN (NumPy; PyTorch gives 0).
             Heaviside heaviside inplace(heaviside_) rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
                 cuda(int "iheav(a, b)"; real "rheav(a, b)"; bool "(a | b)";)
-                kernel(same |a, b| int heaviside_int(a, b); real heaviside_real(a, b); bool a | b;);
+                kernel(same |a, b| int heaviside_int(a, b); real heaviside_real(a, b); bool a | b;) grad(unimpl);
             /// `self == other`, as a bool tensor (compared in the promoted dtype).
             Eq eq inplace() rule(Compare) cost(Memory) check(Nothing)
                 cuda(int "a == b"; real "a == b"; bool "a == b";)
-                kernel(pred |a, b| int a == b; real a == b; bool a == b;);
+                kernel(pred |a, b| int a == b; real a == b; bool a == b;) grad(nondiff);
             /// `self != other`, as a bool tensor.
             Ne ne inplace() rule(Compare) cost(Memory) check(Nothing)
                 cuda(int "a != b"; real "a != b"; bool "a != b";)
-                kernel(pred |a, b| int a != b; real a != b; bool a != b;);
+                kernel(pred |a, b| int a != b; real a != b; bool a != b;) grad(nondiff);
             /// `self < other`, as a bool tensor.
             Lt lt inplace() rule(Compare) cost(Memory) check(Nothing)
                 cuda(int "a < b"; real "a < b"; bool "(!a & b)";)
-                kernel(pred |a, b| int a < b; real a < b; bool !a & b;);
+                kernel(pred |a, b| int a < b; real a < b; bool !a & b;) grad(nondiff);
             /// `self <= other`, as a bool tensor.
             Le le inplace() rule(Compare) cost(Memory) check(Nothing)
                 cuda(int "a <= b"; real "a <= b"; bool "(!a | b)";)
-                kernel(pred |a, b| int a <= b; real a <= b; bool !a | b;);
+                kernel(pred |a, b| int a <= b; real a <= b; bool !a | b;) grad(nondiff);
             /// `self > other`, as a bool tensor.
             Gt gt inplace() rule(Compare) cost(Memory) check(Nothing)
                 cuda(int "a > b"; real "a > b"; bool "(a & !b)";)
-                kernel(pred |a, b| int a > b; real a > b; bool a & !b;);
+                kernel(pred |a, b| int a > b; real a > b; bool a & !b;) grad(nondiff);
             /// `self >= other`, as a bool tensor.
             Ge ge inplace() rule(Compare) cost(Memory) check(Nothing)
                 cuda(int "a >= b"; real "a >= b"; bool "(a | !b)";)
-                kernel(pred |a, b| int a >= b; real a >= b; bool a | !b;);
+                kernel(pred |a, b| int a >= b; real a >= b; bool a | !b;) grad(nondiff);
             /// Both non-zero, as a bool tensor.
             LogicalAnd logical_and inplace() rule(Compare) cost(Memory) check(Nothing)
                 cuda(any "(nz(a) & nz(b))";)
-                kernel(any_dtype |a, b| a.is_nonzero() & b.is_nonzero(););
+                kernel(any_dtype |a, b| a.is_nonzero() & b.is_nonzero();) grad(nondiff);
             /// Either non-zero, as a bool tensor.
             LogicalOr logical_or inplace() rule(Compare) cost(Memory) check(Nothing)
                 cuda(any "(nz(a) | nz(b))";)
-                kernel(any_dtype |a, b| a.is_nonzero() | b.is_nonzero(););
+                kernel(any_dtype |a, b| a.is_nonzero() | b.is_nonzero();) grad(nondiff);
             /// Exactly one non-zero, as a bool tensor.
             LogicalXor logical_xor inplace() rule(Compare) cost(Memory) check(Nothing)
                 cuda(any "(nz(a) ^ nz(b))";)
-                kernel(any_dtype |a, b| a.is_nonzero() ^ b.is_nonzero(););
+                kernel(any_dtype |a, b| a.is_nonzero() ^ b.is_nonzero();) grad(nondiff);
             /// Bitwise `&` of integers or bools; floats are an error.
             BitwiseAnd bitwise_and inplace(bitwise_and_) rule(IntOnly(BoolIn2::Keep)) cost(Memory) check(Nothing)
                 cuda(int "(T)(a & b)"; bool "(a & b)";)
-                kernel(same |a, b| int a.and(b); bool a & b;);
+                kernel(same |a, b| int a.and(b); bool a & b;) grad(nondiff);
             /// Bitwise `|` of integers or bools; floats are an error.
             BitwiseOr bitwise_or inplace(bitwise_or_) rule(IntOnly(BoolIn2::Keep)) cost(Memory) check(Nothing)
                 cuda(int "(T)(a | b)"; bool "(a | b)";)
-                kernel(same |a, b| int a.or(b); bool a | b;);
+                kernel(same |a, b| int a.or(b); bool a | b;) grad(nondiff);
             /// Bitwise `^` of integers or bools; floats are an error.
             BitwiseXor bitwise_xor inplace(bitwise_xor_) rule(IntOnly(BoolIn2::Keep)) cost(Memory) check(Nothing)
                 cuda(int "(T)(a ^ b)"; bool "(a ^ b)";)
-                kernel(same |a, b| int a.xor(b); bool a ^ b;);
+                kernel(same |a, b| int a.xor(b); bool a ^ b;) grad(nondiff);
             /// `self << other` on integers; a negative or too-large count gives 0 (PyTorch).
             LeftShift bitwise_left_shift inplace(bitwise_left_shift_) rule(IntOnly(BoolIn2::Refuse)) cost(Memory) check(Nothing)
                 cuda(int "ishl(a, b)";)
-                kernel(same |a, b| int shl_int(a, b););
+                kernel(same |a, b| int shl_int(a, b);) grad(nondiff);
             /// `self >> other` on integers (arithmetic for signed types); a negative or
             /// too-large count gives the sign fill (PyTorch).
             RightShift bitwise_right_shift inplace(bitwise_right_shift_) rule(IntOnly(BoolIn2::Refuse)) cost(Memory) check(Nothing)
                 cuda(int "ishr(a, b)";)
-                kernel(same |a, b| int shr_int(a, b););
+                kernel(same |a, b| int shr_int(a, b);) grad(nondiff);
         }
     };
 }
@@ -524,9 +529,93 @@ macro_rules! opt_name {
     };
 }
 
+/// What an op's backward needs, from its `grad(...)` clause: `nondiff` (the result
+/// carries no gradient: bool and integer results), `unimpl` (PyTorch has no derivative
+/// either), `zero` (a zero gradient: floor, sign), or the tensors its formula reads (`x`:
+/// the input, `a`/`b`: the operands, `y`: the result; `none`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GradKind {
+    NotDifferentiable,
+    NotImplemented,
+    Zero,
+    Formula(Saves),
+}
+
+/// The tensors a formula reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Saves {
+    pub x: bool,
+    pub a: bool,
+    pub b: bool,
+    pub y: bool,
+    pub none: bool,
+}
+
+macro_rules! grad_kind {
+    (nondiff) => { GradKind::NotDifferentiable };
+    (unimpl) => { GradKind::NotImplemented };
+    (zero) => { GradKind::Zero };
+    ($($save:ident)* | $($rest:tt)*) => { GradKind::Formula(Saves { $( $save: true, )* ..Saves { x: false, a: false, b: false, y: false, none: false } }) };
+}
+
+macro_rules! unary_grad {
+    ($s:ident, $g:ident; $($save:ident)* |$ps:ident, $pg:ident| $body:expr) => {
+        (|$ps: &crate::Tensor, $pg: &crate::Tensor| -> crate::Result<crate::Tensor> { $body })(
+            $s, $g,
+        )
+    };
+    ($s:ident, $g:ident; zero) => {
+        $g.mul(0.0)
+    };
+    ($s:ident, $g:ident; $other:ident) => {
+        Err(crate::Error::autograd(
+            "the derivative of this op is not implemented",
+        ))
+    };
+}
+
+macro_rules! binary_grad {
+    ($a:ident, $b:ident, $y:ident, $g:ident, $na:ident, $nb:ident; $($save:ident)* |$pa:ident, $pb:ident, $py:ident, $pg:ident| $ea:expr, $eb:expr) => {{
+        let ga = if $na {
+            Some((|$pa: &crate::Tensor,
+                   $pb: &crate::Tensor,
+                   $py: &crate::Tensor,
+                   $pg: &crate::Tensor|
+             -> crate::Result<crate::Tensor> { $ea })(
+                $a, $b, $y, $g
+            )?)
+        } else {
+            None
+        };
+        let gb = if $nb {
+            Some((|$pa: &crate::Tensor,
+                   $pb: &crate::Tensor,
+                   $py: &crate::Tensor,
+                   $pg: &crate::Tensor|
+             -> crate::Result<crate::Tensor> { $eb })(
+                $a, $b, $y, $g
+            )?)
+        } else {
+            None
+        };
+        Ok((ga, gb))
+    }};
+    ($a:ident, $b:ident, $y:ident, $g:ident, $na:ident, $nb:ident; zero) => {
+        Ok((
+            if $na { Some($g.mul(0.0)?) } else { None },
+            if $nb { Some($g.mul(0.0)?) } else { None },
+        ))
+    };
+    ($a:ident, $b:ident, $y:ident, $g:ident, $na:ident, $nb:ident; $other:ident) => {
+        Err(crate::Error::autograd(
+            "the derivative of this op is not implemented",
+        ))
+    };
+}
+
 macro_rules! define_unary {
     ($( $(#[doc = $doc:tt])* $Kind:ident $name:ident inplace($($ip:ident)?) rule($($rule:tt)*)
-        cost($cost:ident) cuda($($arm:ident $e:literal;)*) kernel($($k:tt)*); )*) => {
+        cost($cost:ident) cuda($($arm:ident $e:literal;)*) kernel($($k:tt)*) grad($($gr:tt)*); )*) => {
         /// The unary elementwise ops (one per entry of the table).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum Unary { $( #[doc = concat!("`", stringify!($name), "`")] $Kind, )* }
@@ -561,6 +650,18 @@ macro_rules! define_unary {
             pub fn cuda_expr(self, class: CudaClass) -> Option<&'static str> {
                 let arms: &[(&str, &str)] = match self { $( Unary::$Kind => &[$((stringify!($arm), $e)),*], )* };
                 class.pick(arms)
+            }
+
+            /// What the op's backward needs (its `grad(...)` clause).
+            pub(crate) fn grad_kind(self) -> GradKind {
+                match self { $( Unary::$Kind => grad_kind!($($gr)*), )* }
+            }
+
+            /// The op's backward: the input's gradient from the output's, `g`, and the
+            /// saved tensor `s` (the input `x` or the result `y`, as the clause says).
+            #[allow(unused_variables)]
+            pub(crate) fn grad_formula(self, s: &crate::Tensor, g: &crate::Tensor) -> crate::Result<crate::Tensor> {
+                match self { $( Unary::$Kind => unary_grad!(s, g; $($gr)*), )* }
             }
         }
 
@@ -608,7 +709,7 @@ macro_rules! define_unary {
 
 macro_rules! define_binary {
     ($( $(#[doc = $doc:tt])* $Kind:ident $name:ident inplace($($ip:ident)?) rule($($rule:tt)*)
-        cost($cost:ident) check($check:ident) cuda($($arm:ident $e:literal;)*) kernel($($k:tt)*); )*) => {
+        cost($cost:ident) check($check:ident) cuda($($arm:ident $e:literal;)*) kernel($($k:tt)*) grad($($gr:tt)*); )*) => {
         /// The binary elementwise ops (one per entry of the table).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum Binary { $( #[doc = concat!("`", stringify!($name), "`")] $Kind, )* }
@@ -653,6 +754,27 @@ macro_rules! define_binary {
             /// The op named `name`.
             pub fn from_name(name: &str) -> Option<Binary> {
                 match name { $( stringify!($name) => Some(Binary::$Kind), )* _ => None }
+            }
+
+            /// What the op's backward needs (its `grad(...)` clause).
+            pub(crate) fn grad_kind(self) -> GradKind {
+                match self { $( Binary::$Kind => grad_kind!($($gr)*), )* }
+            }
+
+            /// The op's backward: the operands' gradients (where `na`/`nb` ask for them)
+            /// from the output's, `g`, the operands `a`, `b` and the result `y` (those the
+            /// clause does not save are never read).
+            #[allow(unused_variables, clippy::too_many_arguments)]
+            pub(crate) fn grad_formula(
+                self,
+                a: &crate::Tensor,
+                b: &crate::Tensor,
+                y: &crate::Tensor,
+                g: &crate::Tensor,
+                na: bool,
+                nb: bool,
+            ) -> crate::Result<(Option<crate::Tensor>, Option<crate::Tensor>)> {
+                match self { $( Binary::$Kind => binary_grad!(a, b, y, g, na, nb; $($gr)*), )* }
             }
         }
 

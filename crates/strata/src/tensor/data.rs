@@ -164,6 +164,23 @@ impl Tensor {
     /// Read-only storage, elements that alias each other, or a conflicting borrow.
     pub fn fill_(&self, value: impl Into<Scalar>) -> Result<&Self> {
         let value = value.into();
+        if self.grad.get().is_some() {
+            crate::autograd::check_inplace(self)?;
+            if crate::autograd::needs_grad(&[self]) {
+                {
+                    let _off = crate::autograd::no_grad();
+                    self.fill_(value)?;
+                }
+                crate::autograd::record_inplace(
+                    self,
+                    &[],
+                    "FillBackward0",
+                    &[],
+                    Box::new(|_saved, grads, _needs| Ok(vec![Some(grads[0].mul(0.0)?)])),
+                )?;
+                return Ok(self);
+            }
+        }
         let backend = backend_for("fill_", self.device())?;
         value.check_fits("fill_", self.dtype)?;
         self.check_write("fill_")?;
@@ -206,6 +223,28 @@ impl Tensor {
     /// # Errors
     /// As [`copy_`](Self::copy_).
     pub fn copy_with(&self, src: &Tensor, non_blocking: bool) -> Result<&Self> {
+        if self.grad.get().is_some() || src.grad.get().is_some() {
+            crate::autograd::check_inplace(self)?;
+            if crate::autograd::needs_grad(&[self, src]) {
+                {
+                    let _off = crate::autograd::no_grad();
+                    self.copy_with(src, non_blocking)?;
+                }
+                crate::autograd::record_inplace(
+                    self,
+                    &[src],
+                    "CopyBackwards",
+                    &[],
+                    Box::new(|_saved, grads, needs| {
+                        let g = &grads[0];
+                        let gs = if needs[0] { Some(g.mul(0.0)?) } else { None };
+                        let gsrc = if needs[1] { Some(g.clone()) } else { None };
+                        Ok(vec![gs, gsrc])
+                    }),
+                )?;
+                return Ok(self);
+            }
+        }
         let across = self.device() != src.device() && !(src.ndim() == 0 && src.device().is_cpu());
         let backend = if across {
             crate::backend::backend_for("copy_", self.device())?;
@@ -238,7 +277,8 @@ impl Tensor {
 
     /// A compact row-major copy in fresh storage (always copies).
     pub fn contiguous_copy(&self) -> Result<Tensor> {
-        self.copied_as(self.dtype)
+        let out = self.copied_as(self.dtype)?;
+        self.grad_copy(out, "CloneBackward0")
     }
 
     /// PyTorch's `clone()`: a copy in fresh storage whose dim order follows this
@@ -255,7 +295,27 @@ impl Tensor {
     /// ```
     #[doc(alias = "clone")]
     pub fn clone_data(&self) -> Result<Tensor> {
-        self.copied(self.dtype, &[self])
+        let out = self.copied(self.dtype, &[self])?;
+        self.grad_copy(out, "CloneBackward0")
+    }
+
+    /// `out`, a copy of this tensor (maybe in another dtype), recorded for autograd: the
+    /// gradient passes through unchanged (cast back by the engine).
+    #[inline]
+    fn grad_copy(&self, out: Tensor, name: &'static str) -> Result<Tensor> {
+        if self.grad.get().is_none()
+            || !crate::autograd::needs_grad(&[self])
+            || !crate::autograd::differentiable(out.dtype())
+        {
+            return Ok(out);
+        }
+        crate::autograd::record1(
+            name,
+            &[self],
+            out,
+            &[],
+            Box::new(|_saved, grads, _needs| Ok(vec![Some(grads[0].clone())])),
+        )
     }
 
     /// A compact row-major copy of `dtype` in fresh storage.
@@ -294,7 +354,8 @@ impl Tensor {
         if dtype == self.dtype {
             return Ok(self.clone());
         }
-        self.copied_as(dtype)
+        let out = self.copied_as(dtype)?;
+        self.grad_copy(out, "ToCopyBackward0")
     }
 
     /// Borrows the elements of a contiguous view as a `&[T]`, holding a shared borrow of

@@ -316,8 +316,83 @@ impl Tensor {
     #[inline]
     pub fn index(&self, index: &[TensorIndex]) -> Result<Tensor> {
         if index.iter().any(TensorIndex::is_tensor) {
-            return crate::ops::index::index("index", self, index);
+            let out = crate::ops::index::index("index", self, index)?;
+            if self.grad.get().is_none() || !crate::autograd::needs_grad(&[self]) {
+                return Ok(out);
+            }
+            // ∂self: zeros with the output gradient added at the indexed elements (every
+            // occurrence of a repeated index adding).
+            let key = index.to_vec();
+            let shape = self.shape().to_vec();
+            return crate::autograd::record1(
+                "IndexBackward0",
+                &[self],
+                out,
+                &[],
+                Box::new(move |_saved, grads, _needs| {
+                    let g = &grads[0];
+                    let gi = Tensor::zeros_on(&shape, g.dtype(), g.device())?;
+                    gi.index_put_accumulate_(&key, g)?;
+                    Ok(vec![Some(gi)])
+                }),
+            );
         }
         self.derive(super::ViewOp::Index(index))
+    }
+
+    /// `self[index] = value`, in place (Python's item assignment): a basic key writes
+    /// through the view it selects (`copy_`, broadcasting `value`), a key with index
+    /// tensors or masks is [`index_put_`](Self::index_put_). Under autograd the write is
+    /// recorded on this tensor itself, so gradients reach `value` even when this tensor
+    /// did not require grad before.
+    ///
+    /// # Errors
+    /// Those of [`index`](Self::index) and [`copy_`](Self::copy_).
+    pub fn index_assign_(&self, index: &[TensorIndex], value: &Tensor) -> Result<&Self> {
+        if index.iter().any(TensorIndex::is_tensor) {
+            return self.index_put_(index, value);
+        }
+        let tracked = self.grad.get().is_some() || value.grad.get().is_some();
+        if !tracked || self.requires_grad() || !crate::autograd::needs_grad(&[self, value]) {
+            // Not recorded, or recorded by copy_ through the view (CopySlices on the base).
+            self.index(index)?.copy_(value)?;
+            return Ok(self);
+        }
+        crate::autograd::check_inplace(self)?;
+        let view = {
+            let _off = crate::autograd::no_grad();
+            let v = self.index(index)?;
+            v.copy_(value)?;
+            v
+        };
+        let (own, region, vshape) = (
+            self.layout().clone(),
+            view.layout().clone(),
+            view.shape().to_vec(),
+        );
+        crate::autograd::record_inplace(
+            self,
+            &[value],
+            "CopySlices",
+            &[],
+            Box::new(move |_saved, grads, needs| {
+                let g = &grads[0];
+                let gs = if needs[0] {
+                    let zeros = Tensor::zeros_on(&vshape, g.dtype(), g.device())?;
+                    Some(crate::autograd::views::strided_replace(
+                        g, &own, &region, &zeros,
+                    )?)
+                } else {
+                    None
+                };
+                let gv = if needs[1] {
+                    Some(crate::autograd::views::strided_gather(g, &own, &region)?)
+                } else {
+                    None
+                };
+                Ok(vec![gs, gv])
+            }),
+        )?;
+        Ok(self)
     }
 }

@@ -52,6 +52,10 @@ pub struct Tensor {
     storage: Storage,
     layout: Layout,
     dtype: DType,
+    /// The autograd metadata (`requires_grad`, `grad`, `grad_fn`), empty for a tensor that
+    /// autograd has never touched (see `autograd/`). Shared by clones of this handle, as
+    /// PyTorch's `Tensor` copies share one `TensorImpl`.
+    pub(crate) grad: crate::autograd::GradSlot,
 }
 
 impl Clone for Tensor {
@@ -66,13 +70,20 @@ impl Clone for Tensor {
             std::mem::forget(self.storage.clone());
             // SAFETY: the storage handle was just counted (and the count's handle
             // forgotten), so the copy owns one; the rest is a dtype and a layout whose
-            // lists are inline arrays of `Copy` values, valid under a bitwise copy.
-            unsafe { std::ptr::read(self) }
+            // lists are inline arrays of `Copy` values, valid under a bitwise copy, and
+            // the grad slot, whose bitwise copy is overwritten (not dropped) by a counted
+            // clone before the value is returned.
+            unsafe {
+                let mut t = std::ptr::read(self);
+                std::ptr::write(&mut t.grad, self.grad.clone());
+                t
+            }
         } else {
             Tensor {
                 storage: self.storage.clone(),
                 layout: self.layout.clone(),
                 dtype: self.dtype,
+                grad: self.grad.clone(),
             }
         }
     }
@@ -140,6 +151,7 @@ impl Tensor {
             storage,
             layout,
             dtype,
+            grad: Default::default(),
         })
     }
 
@@ -165,6 +177,7 @@ impl Tensor {
             storage,
             layout,
             dtype,
+            grad: Default::default(),
         })
     }
 
@@ -180,6 +193,7 @@ impl Tensor {
             storage: self.storage.clone(),
             layout,
             dtype: self.dtype,
+            grad: Default::default(),
         };
         self.checked_derived(op, out)
     }

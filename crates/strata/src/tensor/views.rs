@@ -17,6 +17,9 @@
 
 use super::{Tensor, TensorIndex};
 use crate::dtype::DType;
+use std::sync::Arc;
+
+use crate::autograd::views::ViewGrad;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 
@@ -40,9 +43,12 @@ impl Tensor {
     pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
         let mut out = self.clone();
         if out.layout.reshape_in(shape)? {
-            return self.checked_derived("reshape", out);
+            let out = self.checked_derived("reshape", out)?;
+            return self.grad_view(out, "ViewBackward0", || ViewGrad::Reshape);
         }
         let new_shape: Vec<i64> = out.shape().iter().map(|&n| n as i64).collect();
+        // A copy, then a view of the copy: the copy's node (CloneBackward0) and the
+        // view's record the history.
         self.contiguous_copy()?.view(&new_shape)
     }
 
@@ -51,7 +57,10 @@ impl Tensor {
     pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor> {
         let (shape, view) = self.layout.flatten(start_dim, end_dim)?;
         match view {
-            Some(l) => self.derived("flatten", l),
+            Some(l) => {
+                let out = self.derived("flatten", l)?;
+                self.grad_view(out, "ViewBackward0", || ViewGrad::Reshape)
+            }
             None => self.reshape(&shape.iter().map(|&n| n as i64).collect::<Vec<_>>()),
         }
     }
@@ -59,7 +68,8 @@ impl Tensor {
     /// `unflatten(dim, sizes)`: splits one dim into several (always a view).
     #[inline]
     pub fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<Tensor> {
-        self.derived("unflatten", self.layout.unflatten(dim, sizes)?)
+        let out = self.derived("unflatten", self.layout.unflatten(dim, sizes)?)?;
+        self.grad_view(out, "ViewBackward0", || ViewGrad::Reshape)
     }
 
     /// Swaps dims `d0` and `d1`.
@@ -95,7 +105,11 @@ impl Tensor {
     /// Moves dims `src` to positions `dst`.
     #[inline]
     pub fn movedim(&self, src: &[i64], dst: &[i64]) -> Result<Tensor> {
-        self.derived("movedim", self.layout.movedim(src, dst)?)
+        let out = self.derived("movedim", self.layout.movedim(src, dst)?)?;
+        let (src, dst) = (src.to_vec(), dst.to_vec());
+        self.grad_view(out, "PermuteBackward0", move || {
+            ViewGrad::Replay(Arc::new(move |t: &Tensor| t.movedim(&src, &dst)))
+        })
     }
 
     /// `length` elements of `dim` from `start`.
@@ -139,7 +153,8 @@ impl Tensor {
     /// Broadcasts to `sizes` with stride-0 dims (`-1` keeps a size).
     #[inline]
     pub fn expand(&self, sizes: &[i64]) -> Result<Tensor> {
-        self.derived("expand", self.layout.expand(sizes)?)
+        let out = self.derived("expand", self.layout.expand(sizes)?)?;
+        self.grad_view(out, "ExpandBackward0", || ViewGrad::Expand)
     }
 
     /// [`expand`](Self::expand) to `other`'s shape.
@@ -165,13 +180,15 @@ impl Tensor {
     /// Removes every size-1 dim.
     #[inline]
     pub fn squeeze(&self) -> Result<Tensor> {
-        self.derived("squeeze", self.layout.squeeze(None)?)
+        let out = self.derived("squeeze", self.layout.squeeze(None)?)?;
+        self.grad_view(out, "SqueezeBackward0", || ViewGrad::Reshape)
     }
 
     /// Removes the listed dims where they have size 1.
     #[inline]
     pub fn squeeze_dims(&self, dims: &[i64]) -> Result<Tensor> {
-        self.derived("squeeze", self.layout.squeeze(Some(dims))?)
+        let out = self.derived("squeeze", self.layout.squeeze(Some(dims))?)?;
+        self.grad_view(out, "SqueezeBackward1", || ViewGrad::Reshape)
     }
 
     /// Inserts a size-1 dim at `dim`.
@@ -191,50 +208,100 @@ impl Tensor {
     ) -> Result<Tensor> {
         let offset = offset.unwrap_or(self.offset());
         let layout = Layout::new_op("as_strided", shape, strides, offset)?;
-        Tensor::from_parts(self.storage.clone(), layout, self.dtype)
+        let out = Tensor::from_parts(self.storage.clone(), layout, self.dtype)?;
+        self.grad_view(out, "AsStridedBackward0", || ViewGrad::Strided)
     }
 
     /// Sliding windows of `size` every `step` along `dim`, as a new last dim.
     #[inline]
     pub fn unfold(&self, dim: i64, size: usize, step: usize) -> Result<Tensor> {
-        self.derived("unfold", self.layout.unfold(dim, size, step)?)
+        let out = self.derived("unfold", self.layout.unfold(dim, size, step)?)?;
+        self.grad_view(out, "UnfoldBackward0", move || {
+            ViewGrad::Replay(Arc::new(move |t: &Tensor| t.unfold(dim, size, step)))
+        })
     }
 
     /// The diagonal of dims `dim1`, `dim2` shifted by `offset`, as a new last dim.
     #[inline]
     pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
-        self.derived("diagonal", self.layout.diagonal(offset, dim1, dim2)?)
+        let out = self.derived("diagonal", self.layout.diagonal(offset, dim1, dim2)?)?;
+        self.grad_view(out, "DiagonalBackward0", move || {
+            ViewGrad::Replay(Arc::new(move |t: &Tensor| t.diagonal(offset, dim1, dim2)))
+        })
     }
 
-    fn many(&self, op: &'static str, layouts: Vec<Layout>) -> Result<Vec<Tensor>> {
+    fn many(
+        &self,
+        op: &'static str,
+        layouts: Vec<Layout>,
+        name: &'static str,
+        piece: impl Fn(&Tensor, usize) -> Result<Tensor> + Send + Sync + Clone + 'static,
+    ) -> Result<Vec<Tensor>> {
         let mut out = crate::error::try_vec(op, layouts.len())?;
-        for l in layouts {
-            out.push(self.derived(op, l)?);
+        for (i, l) in layouts.into_iter().enumerate() {
+            let t = self.derived(op, l)?;
+            let piece = piece.clone();
+            out.push(self.grad_view(t, name, move || {
+                ViewGrad::Replay(Arc::new(move |t: &Tensor| piece(t, i)))
+            })?);
         }
         Ok(out)
     }
 
+    /// `out`, a view of this tensor made by the op `name`, with its autograd state (none
+    /// unless this tensor requires grad; see `autograd/views.rs`).
+    #[inline]
+    fn grad_view(
+        &self,
+        out: Tensor,
+        name: &'static str,
+        grad: impl FnOnce() -> ViewGrad,
+    ) -> Result<Tensor> {
+        if self.grad.get().is_none() {
+            return Ok(out);
+        }
+        crate::autograd::views::record_view(self, out, name, grad())
+    }
+
     /// Pieces of `split_size` along `dim` (the last may be smaller).
     pub fn split(&self, split_size: usize, dim: i64) -> Result<Vec<Tensor>> {
-        self.many("split", self.layout.split(split_size, dim)?)
+        self.many(
+            "split",
+            self.layout.split(split_size, dim)?,
+            "SplitBackward0",
+            move |t: &Tensor, i| Ok(t.split(split_size, dim)?.swap_remove(i)),
+        )
     }
 
     /// Pieces of the given sizes along `dim`.
     pub fn split_with_sizes(&self, sizes: &[usize], dim: i64) -> Result<Vec<Tensor>> {
+        let owned = sizes.to_vec();
         self.many(
             "split_with_sizes",
             self.layout.split_with_sizes(sizes, dim)?,
+            "SplitWithSizesBackward0",
+            move |t: &Tensor, i| Ok(t.split_with_sizes(&owned, dim)?.swap_remove(i)),
         )
     }
 
     /// At most `chunks` pieces of `ceil(n / chunks)` along `dim`.
     pub fn chunk(&self, chunks: usize, dim: i64) -> Result<Vec<Tensor>> {
-        self.many("chunk", self.layout.chunk(chunks, dim)?)
+        self.many(
+            "chunk",
+            self.layout.chunk(chunks, dim)?,
+            "SplitBackward0",
+            move |t: &Tensor, i| Ok(t.chunk(chunks, dim)?.swap_remove(i)),
+        )
     }
 
     /// Every element of `dim`, each without the dim.
     pub fn unbind(&self, dim: i64) -> Result<Vec<Tensor>> {
-        self.many("unbind", self.layout.unbind(dim)?)
+        self.many(
+            "unbind",
+            self.layout.unbind(dim)?,
+            "UnbindBackward0",
+            move |t: &Tensor, i| t.select(dim, i as i64),
+        )
     }
 
     /// Reinterprets the bytes as `dtype`: free for the same item size; otherwise PyTorch's
@@ -288,6 +355,61 @@ pub enum ViewOp<'a> {
 }
 
 impl ViewOp<'_> {
+    /// The backward node's name and formula for this op on `src`.
+    fn grad(&self, src: &Tensor) -> (&'static str, ViewGrad) {
+        let n = src.ndim() as i64;
+        let wrap = |d: i64| if d < 0 { d + n.max(1) } else { d };
+        let swap = |a: i64, b: i64| {
+            let mut p: Vec<i64> = (0..n).collect();
+            if n > 0 {
+                p.swap(wrap(a) as usize, wrap(b) as usize);
+            }
+            p
+        };
+        match *self {
+            ViewOp::View(_) | ViewOp::Reshape(_) => ("ViewBackward0", ViewGrad::Reshape),
+            ViewOp::Unsqueeze(_) => ("UnsqueezeBackward0", ViewGrad::Reshape),
+            ViewOp::Transpose(a, b) => ("TransposeBackward0", ViewGrad::Permute(swap(a, b))),
+            ViewOp::T => (
+                "TBackward0",
+                ViewGrad::Permute(if n == 2 { vec![1, 0] } else { (0..n).collect() }),
+            ),
+            ViewOp::MT => ("TransposeBackward0", ViewGrad::Permute(swap(-2, -1))),
+            ViewOp::Permute(dims) => {
+                let mut inv = vec![0i64; dims.len()];
+                for (i, &d) in dims.iter().enumerate() {
+                    inv[wrap(d) as usize] = i as i64;
+                }
+                ("PermuteBackward0", ViewGrad::Permute(inv))
+            }
+            ViewOp::Flip(dims) => ("FlipBackward0", ViewGrad::Flip(dims.to_vec())),
+            ViewOp::Narrow(d, s, l) => (
+                "SliceBackward0",
+                ViewGrad::Replay(Arc::new(move |t: &Tensor| t.narrow(d, s, l))),
+            ),
+            ViewOp::Select(d, i) => (
+                "SelectBackward0",
+                ViewGrad::Replay(Arc::new(move |t: &Tensor| t.select(d, i))),
+            ),
+            ViewOp::Slice(d, a, b, st) => (
+                "SliceBackward0",
+                ViewGrad::Replay(Arc::new(move |t: &Tensor| t.slice(d, a, b, st))),
+            ),
+            ViewOp::Index(ix) => {
+                let owned = ix.to_vec();
+                let name = if ix.iter().all(|i| matches!(i, TensorIndex::Int(_))) {
+                    "SelectBackward0"
+                } else {
+                    "SliceBackward0"
+                };
+                (
+                    name,
+                    ViewGrad::Replay(Arc::new(move |t: &Tensor| t.index(&owned))),
+                )
+            }
+        }
+    }
+
     /// The op's name in error texts.
     pub fn name(&self) -> &'static str {
         match self {
@@ -361,6 +483,18 @@ impl Tensor {
     #[doc(hidden)]
     #[inline]
     pub fn view_in_place(&mut self, op: ViewOp<'_>) -> Result<()> {
+        if self.grad.get().is_some() {
+            let src = self.clone();
+            self.grad.replace(None);
+            if let Err(e) = self.view_in_place(op) {
+                *self = src;
+                return Err(e);
+            }
+            let (name, grad) = op.grad(&src);
+            let out = std::mem::replace(self, src.detach());
+            *self = crate::autograd::views::record_view(&src, out, name, grad)?;
+            return Ok(());
+        }
         #[cfg(debug_assertions)]
         let source = self.layout.index_range();
         if op.max_ndim(self.ndim()) > super::MAX_NDIM {

@@ -1,0 +1,618 @@
+//! Autograd against finite differences (float64, central differences), and PyTorch's
+//! semantics and messages for the graph, in-place writes and views.
+
+// One-input checks read best as `&[x.clone()]`.
+#![allow(clippy::cloned_ref_to_slice_refs)]
+
+use std::sync::Arc;
+
+use strata::autograd::{self, no_grad};
+use strata::{DType, Tensor, TensorIndex};
+
+type F = dyn Fn(&[Tensor]) -> strata::Result<Tensor>;
+
+fn t64(v: &[f64], shape: &[usize]) -> Tensor {
+    Tensor::from_vec(v.to_vec(), shape).unwrap()
+}
+
+fn vals(t: &Tensor) -> Vec<f64> {
+    t.contiguous().unwrap().to_vec::<f64>().unwrap()
+}
+
+/// Fixed pseudo-random values in `[lo, hi)`.
+fn sample(n: usize, seed: u64, lo: f64, hi: f64) -> Vec<f64> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            lo + (hi - lo) * ((s >> 11) as f64 / (1u64 << 53) as f64)
+        })
+        .collect()
+}
+
+/// `Σ w·f(inputs)` for fixed weights `w`, so every output element matters.
+fn weighted(f: &F, inputs: &[Tensor], w: &[f64]) -> strata::Result<Tensor> {
+    let y = f(inputs)?;
+    let wt = t64(&w[..y.numel()], y.shape());
+    y.mul(&wt)?.sum(&[], false)
+}
+
+/// Checks the analytic gradient of `Σ w·f` against central differences, for every input.
+fn gradcheck(name: &str, f: &F, inputs: &[Tensor]) {
+    for x in inputs {
+        x.requires_grad_(true).unwrap();
+    }
+    let y = f(inputs).unwrap();
+    let w = sample(y.numel().max(1), 99, -1.0, 1.0);
+    let loss = weighted(f, inputs, &w).unwrap();
+    let grads = autograd::grad(&[loss], inputs, &[], None, false, true).unwrap();
+    let eps = 1e-6;
+    for (k, x) in inputs.iter().enumerate() {
+        let base = vals(x);
+        let mut numeric = vec![0.0; base.len()];
+        for i in 0..base.len() {
+            let probe = |d: f64| {
+                let mut v = base.clone();
+                v[i] += d;
+                let mut ins: Vec<Tensor> = inputs.iter().map(|t| t.detach()).collect();
+                ins[k] = t64(&v, x.shape());
+                let _g = no_grad();
+                weighted(f, &ins, &w).unwrap().item().unwrap().to_f64()
+            };
+            numeric[i] = (probe(eps) - probe(-eps)) / (2.0 * eps);
+        }
+        let analytic = match &grads[k] {
+            Some(g) => {
+                assert_eq!(g.shape(), x.shape(), "{name}: gradient shape for input {k}");
+                vals(g)
+            }
+            None => vec![0.0; base.len()],
+        };
+        for i in 0..base.len() {
+            let (a, n) = (analytic[i], numeric[i]);
+            assert!(
+                (a - n).abs() <= 1e-5 * (1.0 + n.abs()),
+                "{name}: input {k} element {i}: analytic {a} vs numeric {n}"
+            );
+        }
+    }
+}
+
+fn unary(name: &'static str, lo: f64, hi: f64, op: fn(&Tensor) -> strata::Result<Tensor>) {
+    let x = t64(&sample(6, 3, lo, hi), &[2, 3]);
+    // Contiguous and transposed inputs.
+    gradcheck(name, &move |i: &[Tensor]| op(&i[0]), &[x.clone()]);
+    gradcheck(name, &move |i: &[Tensor]| op(&i[0].t()?), &[x]);
+}
+
+#[test]
+fn unary_ops_match_finite_differences() {
+    unary("neg", -2.0, 2.0, |x| x.neg());
+    unary("abs", 0.2, 2.0, |x| x.abs());
+    unary("square", -2.0, 2.0, |x| x.square());
+    unary("sqrt", 0.5, 3.0, |x| x.sqrt());
+    unary("rsqrt", 0.5, 3.0, |x| x.rsqrt());
+    unary("exp", -2.0, 2.0, |x| x.exp());
+    unary("exp2", -2.0, 2.0, |x| x.exp2());
+    unary("expm1", -2.0, 2.0, |x| x.expm1());
+    unary("log", 0.5, 3.0, |x| x.log());
+    unary("log2", 0.5, 3.0, |x| x.log2());
+    unary("log10", 0.5, 3.0, |x| x.log10());
+    unary("log1p", -0.5, 3.0, |x| x.log1p());
+    unary("sin", -3.0, 3.0, |x| x.sin());
+    unary("cos", -3.0, 3.0, |x| x.cos());
+    unary("tan", -1.0, 1.0, |x| x.tan());
+    unary("asin", -0.9, 0.9, |x| x.asin());
+    unary("acos", -0.9, 0.9, |x| x.acos());
+    unary("atan", -3.0, 3.0, |x| x.atan());
+    unary("sinh", -2.0, 2.0, |x| x.sinh());
+    unary("cosh", -2.0, 2.0, |x| x.cosh());
+    unary("tanh", -2.0, 2.0, |x| x.tanh());
+    unary("asinh", -2.0, 2.0, |x| x.asinh());
+    unary("acosh", 1.5, 3.0, |x| x.acosh());
+    unary("atanh", -0.9, 0.9, |x| x.atanh());
+    unary("sigmoid", -3.0, 3.0, |x| x.sigmoid());
+    unary("gelu", -3.0, 3.0, |x| x.gelu());
+    unary("erf", -2.0, 2.0, |x| x.erf());
+    unary("erfc", -2.0, 2.0, |x| x.erfc());
+    unary("erfinv", -0.9, 0.9, |x| x.erfinv());
+    unary("reciprocal", 0.5, 3.0, |x| x.reciprocal());
+    unary("relu", -2.0, 2.0, |x| x.relu());
+    unary("deg2rad", -2.0, 2.0, |x| x.deg2rad());
+    unary("rad2deg", -2.0, 2.0, |x| x.rad2deg());
+    unary("frac", 0.1, 0.9, |x| x.frac());
+    unary("floor", 0.1, 0.9, |x| x.floor());
+}
+
+#[test]
+fn binary_ops_match_finite_differences_with_broadcasting() {
+    type B = fn(&Tensor, &Tensor) -> strata::Result<Tensor>;
+    let ops: &[(&str, f64, f64, B)] = &[
+        ("add", -2.0, 2.0, |a, b| a.add(b)),
+        ("sub", -2.0, 2.0, |a, b| a.sub(b)),
+        ("mul", -2.0, 2.0, |a, b| a.mul(b)),
+        ("div", 0.5, 2.0, |a, b| a.div(b)),
+        ("pow", 0.5, 2.0, |a, b| a.pow(b)),
+        ("maximum", -2.0, 2.0, |a, b| a.maximum(b)),
+        ("minimum", -2.0, 2.0, |a, b| a.minimum(b)),
+        ("atan2", 0.5, 2.0, |a, b| a.atan2(b)),
+        ("hypot", 0.5, 2.0, |a, b| a.hypot(b)),
+        ("logaddexp", -2.0, 2.0, |a, b| a.logaddexp(b)),
+        ("logaddexp2", -2.0, 2.0, |a, b| a.logaddexp2(b)),
+        ("xlogy", 0.5, 2.0, |a, b| a.xlogy(b)),
+        ("fmod", 0.5, 2.0, |a, b| a.fmod(b)),
+        ("remainder", 0.5, 2.0, |a, b| a.remainder(b)),
+    ];
+    for &(name, lo, hi, op) in ops {
+        let a = t64(&sample(6, 5, lo, hi), &[2, 3]);
+        let b = t64(&sample(3, 7, lo, hi), &[3]);
+        gradcheck(
+            name,
+            &move |i: &[Tensor]| op(&i[0], &i[1]),
+            &[a.clone(), b.clone()],
+        );
+        let c = t64(&sample(2, 11, lo, hi), &[2, 1]);
+        gradcheck(name, &move |i: &[Tensor]| op(&i[0], &i[1]), &[c, b.clone()]);
+    }
+    // Scalars on either side.
+    let a = t64(&sample(4, 13, 0.5, 2.0), &[4]);
+    gradcheck("mul scalar", &|i: &[Tensor]| i[0].mul(3.0), &[a.clone()]);
+    gradcheck("pow scalar", &|i: &[Tensor]| i[0].pow(2.5), &[a.clone()]);
+    gradcheck(
+        "rsub scalar",
+        &|i: &[Tensor]| strata::ops::scalar_lhs("sub", 1.0.into(), &i[0]),
+        &[a],
+    );
+}
+
+#[test]
+fn view_ops_match_finite_differences() {
+    let x = t64(&sample(24, 17, -1.0, 1.0), &[2, 3, 4]);
+    let cases: Vec<(&str, Box<F>)> = vec![
+        (
+            "transpose",
+            Box::new(|i: &[Tensor]| i[0].transpose(0, 2)?.mul(&i[0].transpose(0, 2)?)),
+        ),
+        (
+            "permute",
+            Box::new(|i: &[Tensor]| i[0].permute(&[2, 0, 1])?.exp()),
+        ),
+        ("view", Box::new(|i: &[Tensor]| i[0].view(&[6, 4])?.sin())),
+        (
+            "reshape copy",
+            Box::new(|i: &[Tensor]| i[0].transpose(0, 1)?.reshape(&[24])?.sin()),
+        ),
+        (
+            "flip",
+            Box::new(|i: &[Tensor]| i[0].flip(&[0, 2])?.mul(&i[0])),
+        ),
+        (
+            "slice step -2",
+            Box::new(|i: &[Tensor]| i[0].slice(2, None, None, -2)?.exp()),
+        ),
+        ("select", Box::new(|i: &[Tensor]| i[0].select(1, -1)?.exp())),
+        (
+            "narrow",
+            Box::new(|i: &[Tensor]| i[0].narrow(2, 1, 2)?.exp()),
+        ),
+        (
+            "expand",
+            Box::new(|i: &[Tensor]| i[0].select(0, 0)?.unsqueeze(0)?.expand(&[5, 3, 4])?.sin()),
+        ),
+        (
+            "squeeze",
+            Box::new(|i: &[Tensor]| i[0].narrow(0, 0, 1)?.squeeze()?.exp()),
+        ),
+        (
+            "diagonal",
+            Box::new(|i: &[Tensor]| i[0].diagonal(0, 1, 2)?.exp()),
+        ),
+        (
+            "unfold overlapping",
+            Box::new(|i: &[Tensor]| i[0].unfold(2, 2, 1)?.exp()),
+        ),
+        (
+            "as_strided overlapping",
+            Box::new(|i: &[Tensor]| i[0].as_strided(&[3, 3], &[1, 2], Some(1))?.exp()),
+        ),
+        (
+            "unbind",
+            Box::new(|i: &[Tensor]| {
+                let p = i[0].unbind(1)?;
+                p[0].mul(&p[2])
+            }),
+        ),
+        (
+            "split",
+            Box::new(|i: &[Tensor]| {
+                let p = i[0].split(3, 2)?;
+                p[1].exp()
+            }),
+        ),
+        (
+            "index",
+            Box::new(|i: &[Tensor]| {
+                i[0].index(&[
+                    TensorIndex::Int(1),
+                    TensorIndex::Slice {
+                        start: None,
+                        stop: None,
+                        step: 2,
+                    },
+                    TensorIndex::NewAxis,
+                ])?
+                .exp()
+            }),
+        ),
+        (
+            "movedim",
+            Box::new(|i: &[Tensor]| i[0].movedim(&[0], &[2])?.exp()),
+        ),
+        (
+            "view of view",
+            Box::new(|i: &[Tensor]| {
+                i[0].transpose(0, 2)?
+                    .slice(0, Some(1), None, 2)?
+                    .select(1, 1)?
+                    .exp()
+            }),
+        ),
+    ];
+    for (name, f) in cases {
+        gradcheck(name, f.as_ref(), &[x.clone()]);
+    }
+}
+
+#[test]
+fn reductions_and_products_match_finite_differences() {
+    let x = t64(&sample(24, 19, -1.0, 1.0), &[2, 3, 4]);
+    gradcheck(
+        "sum all",
+        &|i: &[Tensor]| i[0].sum(&[], false),
+        &[x.clone()],
+    );
+    gradcheck(
+        "sum dims",
+        &|i: &[Tensor]| i[0].sum(&[0, -1], false)?.exp(),
+        &[x.clone()],
+    );
+    gradcheck(
+        "sum keepdim",
+        &|i: &[Tensor]| i[0].sum(&[1], true)?.exp(),
+        &[x.clone()],
+    );
+    gradcheck(
+        "mean",
+        &|i: &[Tensor]| i[0].mean(&[2], false)?.exp(),
+        &[x.clone()],
+    );
+    let m = t64(&sample(12, 23, -1.0, 1.0), &[3, 4]);
+    let n = t64(&sample(8, 29, -1.0, 1.0), &[4, 2]);
+    let v = t64(&sample(4, 31, -1.0, 1.0), &[4]);
+    let w = t64(&sample(3, 37, -1.0, 1.0), &[3]);
+    let b = t64(&sample(24, 41, -1.0, 1.0), &[2, 3, 4]);
+    let mm: &F = &|i: &[Tensor]| i[0].matmul(&i[1]);
+    gradcheck("mm", mm, &[m.clone(), n.clone()]);
+    gradcheck("mv", mm, &[m.clone(), v.clone()]);
+    gradcheck("vm", mm, &[w.clone(), m.clone()]);
+    gradcheck("dot", mm, &[v.clone(), v.clone()]);
+    gradcheck("batched broadcast", mm, &[b.clone(), n.clone()]);
+    gradcheck("batched vec", mm, &[b, v]);
+    gradcheck(
+        "mm transposed",
+        &|i: &[Tensor]| i[0].t()?.mm(&i[1]),
+        &[n, m.t().unwrap().contiguous().unwrap()],
+    );
+}
+
+#[test]
+fn gradients_accumulate_and_graphs_are_freed() {
+    let x = t64(&[1.0, 2.0, 3.0], &[3]);
+    x.requires_grad_(true).unwrap();
+    let y = x.mul(&x).unwrap().sum(&[], false).unwrap();
+    y.backward(None, true, false).unwrap();
+    assert_eq!(vals(&x.grad().unwrap()), vec![2.0, 4.0, 6.0]);
+    y.backward(None, false, false).unwrap();
+    assert_eq!(vals(&x.grad().unwrap()), vec![4.0, 8.0, 12.0]);
+    let e = y.backward(None, false, false).unwrap_err().to_string();
+    assert!(
+        e.starts_with("Trying to backward through the graph a second time"),
+        "{e}"
+    );
+    // A gradient shared by two leaves is not aliased between their .grad.
+    let a = t64(&[1.0], &[1]);
+    let b = t64(&[1.0], &[1]);
+    a.requires_grad_(true).unwrap();
+    b.requires_grad_(true).unwrap();
+    a.add(&b)
+        .unwrap()
+        .sum(&[], false)
+        .unwrap()
+        .backward(None, false, false)
+        .unwrap();
+    a.grad().unwrap().add_(1.0).unwrap();
+    assert_eq!(vals(&b.grad().unwrap()), vec![1.0]);
+}
+
+#[test]
+fn pytorch_messages() {
+    let x = t64(&[1.0, 2.0, 3.0], &[3]);
+    let e = x
+        .sum(&[], false)
+        .unwrap()
+        .backward(None, false, false)
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "element 0 of tensors does not require grad and does not have a grad_fn"
+    );
+    x.requires_grad_(true).unwrap();
+    let e = x.exp().unwrap().backward(None, false, false).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "grad can be implicitly created only for scalar outputs"
+    );
+    let e = x.add_(1.0).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "a leaf Variable that requires grad is being used in an in-place operation."
+    );
+    let e = x.narrow(0, 0, 2).unwrap().mul_(2.0).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "a view of a leaf Variable that requires grad is being used in an in-place operation."
+    );
+    {
+        let _g = no_grad();
+        x.add_(1.0).unwrap(); // allowed under no_grad (an optimizer step)
+    }
+    assert_eq!(vals(&x), vec![2.0, 3.0, 4.0]);
+    let i = Tensor::from_vec(vec![1i64, 2], &[2]).unwrap();
+    let e = i.requires_grad_(true).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "only Tensors of floating point dtype can require gradients"
+    );
+    // A saved tensor written in place.
+    let y = x.exp().unwrap();
+    let z = y.mul(&y).unwrap().sum(&[], false).unwrap();
+    y.add_(1.0).unwrap();
+    let e = z.backward(None, false, false).unwrap_err().to_string();
+    // (Versions count every write of the storage, the op's own first write included.)
+    let v0 = y.version() - 1;
+    assert!(
+        e.starts_with(&format!("one of the variables needed for gradient computation has been modified by an inplace operation: [strata.DoubleTensor [3]], which is output 0 of ExpBackward0, is at version {}; expected version {v0} instead.", v0 + 1)),
+        "{e}"
+    );
+    // A view made under no_grad, written with grad on.
+    let w = x.mul(2.0).unwrap();
+    let v = {
+        let _g = no_grad();
+        w.narrow(0, 0, 1).unwrap()
+    };
+    let e = v.mul_(2.0).unwrap_err().to_string();
+    assert!(e.starts_with("A view was created in no_grad mode"), "{e}");
+}
+
+#[test]
+fn in_place_on_a_view_rewrites_the_base_history() {
+    // PyTorch: y = x.clone(); y[1:3].mul_(2); y.sum().backward() → x.grad = [1, 2, 2, 1].
+    let x = t64(&[1.0, 2.0, 3.0, 4.0], &[4]);
+    x.requires_grad_(true).unwrap();
+    let y = x.clone_data().unwrap();
+    y.narrow(0, 1, 2).unwrap().mul_(2.0).unwrap();
+    assert_eq!(y.grad_fn().unwrap().name(), "CopySlices");
+    y.sum(&[], false)
+        .unwrap()
+        .backward(None, false, false)
+        .unwrap();
+    assert_eq!(vals(&x.grad().unwrap()), vec![1.0, 2.0, 2.0, 1.0]);
+
+    // The value written comes from another tensor that requires grad; an earlier view of
+    // the base sees the write through its regenerated grad_fn.
+    let a = t64(&[1.0, 2.0, 3.0], &[3]);
+    let w = t64(&[5.0], &[1]);
+    a.requires_grad_(true).unwrap();
+    w.requires_grad_(true).unwrap();
+    let b = a.mul(1.0).unwrap();
+    let early = b.narrow(0, 0, 2).unwrap();
+    b.narrow(0, 1, 1).unwrap().mul_(&w).unwrap(); // b = [a0, a1·w, a2]
+    assert_eq!(early.grad_fn().unwrap().name(), "AsStridedBackward0");
+    early
+        .mul(&early)
+        .unwrap()
+        .sum(&[], false)
+        .unwrap()
+        .backward(None, false, false)
+        .unwrap();
+    // Σ early² = a0² + (a1·w)²: ∂a = [2a0, 2·a1·w², 0], ∂w = 2·a1²·w.
+    assert_eq!(vals(&a.grad().unwrap()), vec![2.0, 100.0, 0.0]);
+    assert_eq!(vals(&w.grad().unwrap()), vec![40.0]);
+}
+
+#[test]
+fn grad_and_double_backward() {
+    let x = t64(&[1.0, 2.0, -1.5], &[3]);
+    x.requires_grad_(true).unwrap();
+    let y = x.mul(&x).unwrap().mul(&x).unwrap().sum(&[], false).unwrap();
+    let g = autograd::grad(&[y], &[x.clone()], &[], None, true, false).unwrap();
+    let g = g[0].clone().unwrap();
+    assert_eq!(vals(&g), vec![3.0, 12.0, 6.75]);
+    assert!(x.grad().is_none(), "grad() leaves .grad alone");
+    let gg = autograd::grad(
+        &[g.sum(&[], false).unwrap()],
+        &[x.clone()],
+        &[],
+        None,
+        false,
+        false,
+    )
+    .unwrap();
+    assert_eq!(vals(&gg[0].clone().unwrap()), vec![6.0, 12.0, -9.0]);
+    // Unused inputs.
+    let z = t64(&[1.0], &[1]);
+    z.requires_grad_(true).unwrap();
+    let y = x.sum(&[], false).unwrap();
+    let e = autograd::grad(&[y.clone()], &[z.clone()], &[], Some(true), false, false).unwrap_err();
+    assert!(e
+        .to_string()
+        .starts_with("One of the differentiated Tensors appears to not have been used"));
+    assert!(autograd::grad(&[y], &[z], &[], None, false, true).unwrap()[0].is_none());
+}
+
+#[test]
+fn hooks_retain_grad_and_detach() {
+    let x = t64(&[1.0, 2.0], &[2]);
+    x.requires_grad_(true).unwrap();
+    let y = x.mul(3.0).unwrap();
+    y.retain_grad().unwrap();
+    let id = y
+        .register_hook(Arc::new(|g: &Tensor| Ok(Some(g.mul(10.0)?))))
+        .unwrap();
+    x.register_hook(Arc::new(|g: &Tensor| Ok(Some(g.add(1.0)?))))
+        .unwrap();
+    y.sum(&[], false)
+        .unwrap()
+        .backward(None, false, false)
+        .unwrap();
+    assert_eq!(vals(&y.grad().unwrap()), vec![10.0, 10.0]);
+    assert_eq!(vals(&x.grad().unwrap()), vec![31.0, 31.0]);
+    assert!(y.remove_hook(id));
+    assert!(!x.detach().requires_grad());
+    assert!(x.detach().same_storage(&x));
+    assert!(!y.is_leaf() && x.is_leaf());
+    let node = y.grad_fn().unwrap();
+    assert_eq!(node.name(), "MulBackward0");
+    let next = node.next_functions();
+    assert_eq!(next[0].node.as_ref().unwrap().name(), "AccumulateGrad");
+    assert!(next[1].node.is_none(), "the scalar operand has no history");
+    // Grad mode is off inside no_grad: nothing is recorded.
+    let z = {
+        let _g = no_grad();
+        x.mul(2.0).unwrap()
+    };
+    assert!(!z.requires_grad() && z.is_leaf());
+    assert_eq!(x.dtype(), DType::F64);
+}
+
+#[test]
+fn more_reductions_match_finite_differences() {
+    let x = t64(&sample(24, 43, 0.2, 1.5), &[2, 3, 4]);
+    let cases: Vec<(&str, Box<F>)> = vec![
+        (
+            "prod dims",
+            Box::new(|i: &[Tensor]| i[0].prod(&[1, 2], false)),
+        ),
+        ("prod all", Box::new(|i: &[Tensor]| i[0].prod(&[], false))),
+        ("amax", Box::new(|i: &[Tensor]| i[0].amax(&[2], true))),
+        ("amin", Box::new(|i: &[Tensor]| i[0].amin(&[0, 1], false))),
+        ("max", Box::new(|i: &[Tensor]| i[0].max())),
+        ("min", Box::new(|i: &[Tensor]| i[0].min())),
+        (
+            "max_dim",
+            Box::new(|i: &[Tensor]| Ok(i[0].max_dim(1, false)?.0)),
+        ),
+        (
+            "min_dim keepdim",
+            Box::new(|i: &[Tensor]| Ok(i[0].min_dim(-1, true)?.0)),
+        ),
+        ("var", Box::new(|i: &[Tensor]| i[0].var(&[1], false))),
+        (
+            "std",
+            Box::new(|i: &[Tensor]| i[0].std_correction(&[0, 2], 0.0, true)),
+        ),
+        (
+            "logsumexp",
+            Box::new(|i: &[Tensor]| i[0].logsumexp(&[2], false)),
+        ),
+        ("cumsum", Box::new(|i: &[Tensor]| i[0].cumsum(1))),
+        ("cumprod", Box::new(|i: &[Tensor]| i[0].cumprod(-1))),
+        (
+            "where",
+            Box::new(|i: &[Tensor]| Tensor::where_cond(&i[0].gt(0.8)?, &i[0].exp()?, &i[0].sin()?)),
+        ),
+        (
+            "clamp",
+            Box::new(|i: &[Tensor]| i[0].clamp(Some(0.5.into()), Some(1.2.into()))),
+        ),
+        (
+            "index tensor",
+            Box::new(|i: &[Tensor]| {
+                let idx = Tensor::from_vec(vec![1i64, 0, 1], &[3]).unwrap();
+                i[0].index(&[TensorIndex::Tensor(Box::new(idx))])
+            }),
+        ),
+        (
+            "mask",
+            Box::new(|i: &[Tensor]| {
+                let m = i[0].detach().gt(0.8)?;
+                i[0].index(&[TensorIndex::Tensor(Box::new(m))])?.exp()
+            }),
+        ),
+    ];
+    for (name, f) in cases {
+        gradcheck(name, f.as_ref(), &[x.clone()]);
+    }
+    // Zeros in prod and cumprod: the exact products of the other elements.
+    let z = t64(&[0.5, 0.0, 2.0, 3.0, 0.0, 1.5], &[2, 3]);
+    gradcheck(
+        "prod with zeros",
+        &|i: &[Tensor]| i[0].prod(&[1], false),
+        &[z.clone()],
+    );
+    gradcheck(
+        "cumprod with zeros",
+        &|i: &[Tensor]| i[0].cumprod(1),
+        &[z.clone()],
+    );
+    gradcheck(
+        "prod all with a zero",
+        &|i: &[Tensor]| i[0].prod(&[], false),
+        &[z],
+    );
+}
+
+#[test]
+fn in_place_writes_record_their_inputs() {
+    // fill_, index_put_, item assignment and copy_ into a tensor that did not require grad.
+    let w = t64(&[2.0, 3.0], &[2]);
+    w.requires_grad_(true).unwrap();
+    let out = Tensor::zeros(&[5], DType::F64).unwrap();
+    out.index_assign_(
+        &[TensorIndex::Slice {
+            start: Some(1),
+            stop: Some(3),
+            step: 1,
+        }],
+        &w.mul(2.0).unwrap(),
+    )
+    .unwrap();
+    let idx = Tensor::from_vec(vec![4i64, 4], &[2]).unwrap();
+    out.index_put_accumulate_(&[TensorIndex::Tensor(Box::new(idx))], &w)
+        .unwrap();
+    out.narrow(0, 2, 1).unwrap().fill_(7.0).unwrap();
+    assert_eq!(vals(&out), vec![0.0, 4.0, 7.0, 0.0, 5.0]);
+    let weights = t64(&[1.0, 10.0, 100.0, 1000.0, 10000.0], &[5]);
+    out.mul(&weights)
+        .unwrap()
+        .sum(&[], false)
+        .unwrap()
+        .backward(None, false, false)
+        .unwrap();
+    // w0 reaches out[1] (×2) and out[4]; w1 reached out[2], overwritten by fill_, and out[4].
+    assert_eq!(vals(&w.grad().unwrap()), vec![20.0 + 10000.0, 10000.0]);
+
+    let dst = Tensor::zeros(&[2, 2], DType::F64).unwrap();
+    let src = t64(&[1.0, 2.0], &[2]);
+    src.requires_grad_(true).unwrap();
+    dst.copy_(&src).unwrap(); // broadcast over the rows
+    dst.sum(&[], false)
+        .unwrap()
+        .backward(None, false, false)
+        .unwrap();
+    assert_eq!(vals(&src.grad().unwrap()), vec![2.0, 2.0]);
+}
