@@ -58,6 +58,7 @@ bench-rust:
 bench-python: develop-release
 	$(VPY) python/bench/bench_numpy.py
 	$(VPY) python/bench/bench_compute.py
+	$(VPY) python/bench/bench_autograd.py
 
 fmt:
 	$(CARGO) fmt --all

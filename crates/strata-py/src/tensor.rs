@@ -405,9 +405,21 @@ impl PyTensor {
         Ok(())
     }
 
+    /// `Tensor(data, dtype=None)`: a copy of `data`. With `_alias=True` and a tensor
+    /// `data`, the new object (of a subclass, `nn.Parameter`) is a detached handle to the
+    /// same view instead.
     #[new]
-    #[pyo3(signature = (data, dtype=None))]
-    fn py_new(data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+    #[pyo3(signature = (data, dtype=None, *, _alias=false))]
+    fn py_new(
+        data: &Bound<'_, PyAny>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        _alias: bool,
+    ) -> PyResult<Self> {
+        if _alias {
+            if let Ok(t) = data.cast::<PyTensor>() {
+                return Ok(PyTensor::wrap(t.get().inner.detach()));
+            }
+        }
         let dt = crate::dtype::opt_dtype(dtype)?;
         crate::module::tensor_from(data, dt).map(PyTensor::wrap)
     }
