@@ -312,3 +312,5 @@ __all__ = [
 from . import safetensors  # noqa: E402  (submodule; after the names it uses)
 from . import cuda  # noqa: E402  (submodule)
 from . import multiprocessing  # noqa: E402  (registers the ForkingPickler reducer)
+
+from . import nn, optim  # noqa: E402  (they build on everything above)

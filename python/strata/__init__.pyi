@@ -22,6 +22,8 @@ import numpy.typing as npt
 from . import autograd as autograd
 from . import cuda as cuda
 from . import multiprocessing as multiprocessing
+from . import nn as nn
+from . import optim as optim
 from . import safetensors as safetensors
 from .autograd import enable_grad as enable_grad
 from .autograd import is_grad_enabled as is_grad_enabled

@@ -323,6 +323,17 @@ fn gradients_accumulate_and_graphs_are_freed() {
         e.starts_with("Trying to backward through the graph a second time"),
         "{e}"
     );
+    // A node that kept no tensors may run again (PyTorch: `s = x + 1` twice).
+    let s = x.add(1.0).unwrap();
+    s.sum(&[], false)
+        .unwrap()
+        .backward(None, false, false)
+        .unwrap();
+    s.sum(&[], false)
+        .unwrap()
+        .backward(None, false, false)
+        .unwrap();
+    assert_eq!(vals(&x.grad().unwrap()), vec![6.0, 10.0, 14.0]);
     // A gradient shared by two leaves is not aliased between their .grad.
     let a = t64(&[1.0], &[1]);
     let b = t64(&[1.0], &[1]);

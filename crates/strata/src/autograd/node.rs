@@ -93,6 +93,8 @@ enum Kind {
 struct Saved {
     tensors: Vec<SavedTensor>,
     released: bool,
+    /// Whether the node kept any tensor (its own or its wrapped in-place op's).
+    had_saved: bool,
 }
 
 /// A node of the graph (PyTorch's `grad_fn`): an op's backward, or a leaf's accumulator.
@@ -159,6 +161,7 @@ impl Node {
             saved: Mutex::new(Saved {
                 tensors: Vec::new(),
                 released: false,
+                had_saved: false,
             }),
             watchers: Mutex::new(Vec::new()),
             wrapped: None,
@@ -206,7 +209,9 @@ impl Node {
         };
         let saved = {
             let s = lock(&self.saved);
-            if s.released {
+            // As PyTorch: only a node that kept tensors refuses a second pass (an add
+            // kept nothing and can run again).
+            if s.released && s.had_saved {
                 return Err(Error::autograd(SECOND_BACKWARD));
             }
             s.tensors
@@ -332,7 +337,9 @@ pub(crate) fn build(
                     origin: Origin::Output(weak.clone(), *i),
                 },
             })
-            .collect();
+            .collect::<Vec<SavedTensor>>();
+        let had_saved =
+            !tensors.is_empty() || wrapped.as_ref().is_some_and(|w| lock(&w.saved).had_saved);
         Node {
             name: name.into(),
             seq: SEQ.fetch_add(1, Ordering::Relaxed),
@@ -343,6 +350,7 @@ pub(crate) fn build(
             saved: Mutex::new(Saved {
                 tensors,
                 released: false,
+                had_saved,
             }),
             watchers: Mutex::new(Vec::new()),
             wrapped,

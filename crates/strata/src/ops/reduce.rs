@@ -640,7 +640,12 @@ impl Tensor {
         if self.grad.get().is_none() || !crate::autograd::needs_grad(&[self]) {
             return Ok(out);
         }
-        spread_grad(self, out, dims, "SumBackward1", false)
+        let name = if dims.is_empty() {
+            "SumBackward0"
+        } else {
+            "SumBackward1"
+        };
+        spread_grad(self, out, dims, name, false)
     }
 
     /// Product over `dims` (all when empty), with the dtype rules of [`sum`](Self::sum).
@@ -662,7 +667,12 @@ impl Tensor {
         if self.grad.get().is_none() || !crate::autograd::needs_grad(&[self]) {
             return Ok(out);
         }
-        spread_grad(self, out, dims, "MeanBackward1", true)
+        let name = if dims.is_empty() {
+            "MeanBackward0"
+        } else {
+            "MeanBackward1"
+        };
+        spread_grad(self, out, dims, name, true)
     }
 
     /// Maximum over `dims` (all when empty), keeping the dtype; `NaN` propagates.
