@@ -116,3 +116,33 @@ def test_integer_inputs_never_require_grad():
     assert y.requires_grad
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [0, 1, 2, 3])
+
+
+REDUCTIONS = {
+    "sum": lambda x: x.sum(0),
+    "sum all": lambda x: x.sum(),
+    "mean": lambda x: x.mean(-1, keepdim=True),
+    "prod": lambda x: x.prod(0),
+    "amax": lambda x: x.amax(0),
+    "amin": lambda x: x.amin(-1),
+    "max": lambda x: x.max(),
+    "max dim": lambda x: x.max(0)[0],
+    "var": lambda x: x.var(0),
+    "std": lambda x: x.std(-1),
+    "logsumexp": lambda x: x.logsumexp(0),
+    "cumsum": lambda x: x.cumsum(0),
+    "cumprod": lambda x: x.cumprod(-1),
+}
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "negative step", "broadcast"])
+@pytest.mark.parametrize("red", sorted(REDUCTIONS))
+def test_reductions_gradcheck(red, layout):
+    make = dict(layouts(None))[layout]
+    x = st.tensor(sample((3, 4), 0.5, 1.5, 11), requires_grad=True)
+    if layout == "broadcast" and red in ("amax", "amin", "max", "max dim"):
+        pytest.skip("a broadcast input ties every element: finite differences split them otherwise")
+    f = REDUCTIONS[red]
+    assert gradcheck(lambda x: f(make(x)), (x,))
+    if red not in ("amax", "amin", "max", "max dim"):  # piecewise linear: no curvature
+        assert gradgradcheck(lambda x: f(make(x)), (x,))

@@ -617,6 +617,12 @@ fn in_place_writes_record_their_inputs() {
     // w0 reaches out[1] (×2) and out[4]; w1 reached out[2], overwritten by fill_, and out[4].
     assert_eq!(vals(&w.grad().unwrap()), vec![20.0 + 10000.0, 10000.0]);
 
+    // A view of a tensor that tracks nothing cannot carry the write's gradient to it:
+    // an error, not a silently lost gradient.
+    let plain = Tensor::zeros(&[4], DType::F64).unwrap();
+    let e = plain.narrow(0, 1, 2).unwrap().copy_(&w).unwrap_err().to_string();
+    assert!(e.contains("index_assign_"), "{e}");
+
     let dst = Tensor::zeros(&[2, 2], DType::F64).unwrap();
     let src = t64(&[1.0, 2.0], &[2]);
     src.requires_grad_(true).unwrap();
@@ -626,4 +632,86 @@ fn in_place_writes_record_their_inputs() {
         .backward(None, false, false)
         .unwrap();
     assert_eq!(vals(&src.grad().unwrap()), vec![2.0, 2.0]);
+}
+
+#[test]
+fn clamp_with_tensor_bounds_sends_gradients_to_them() {
+    let x = t64(&sample(6, 47, -2.0, 2.0), &[2, 3]);
+    let lo = t64(&sample(3, 53, -1.0, 0.0), &[3]);
+    let hi = t64(&sample(2, 59, 0.2, 1.0), &[2, 1]);
+    gradcheck(
+        "clamp tensors",
+        &|i: &[Tensor]| i[0].clamp_tensor(Some(&i[1]), Some(&i[2])),
+        &[x.clone(), lo.clone(), hi.clone()],
+    );
+    // lo > hi: every element is hi.
+    let lo2 = t64(&[5.0, 5.0, 5.0], &[3]);
+    gradcheck(
+        "clamp crossed",
+        &|i: &[Tensor]| i[0].clamp_tensor(Some(&i[1]), Some(&i[2])),
+        &[x, lo2, hi],
+    );
+}
+
+#[test]
+fn double_backward_through_an_in_place_op() {
+    // y = x·1, then y *= x: y = x², ∂Σy/∂x = 2x, and its derivative 2.
+    let x = t64(&[1.0, -3.0], &[2]);
+    x.requires_grad_(true).unwrap();
+    let y = x.mul(1.0).unwrap();
+    y.mul_(&x).unwrap();
+    let g = autograd::grad(
+        &[y.sum(&[], false).unwrap()],
+        &[x.clone()],
+        &[],
+        None,
+        true,
+        false,
+    )
+    .unwrap()[0]
+        .clone()
+        .unwrap();
+    assert_eq!(vals(&g), vec![2.0, -6.0]);
+    let gg = autograd::grad(&[g.sum(&[], false).unwrap()], &[x], &[], None, false, false).unwrap();
+    assert_eq!(vals(&gg[0].clone().unwrap()), vec![2.0, 2.0]);
+}
+
+#[test]
+fn in_place_through_views_matches_finite_differences_and_twice_differentiates() {
+    let x = t64(&sample(12, 61, -1.0, 1.0), &[3, 4]);
+    let w = t64(&sample(2, 67, -1.0, 1.0), &[2]);
+    gradcheck(
+        "view in place",
+        &|i: &[Tensor]| {
+            // (Not exp: its backward reads its result, which the writes below change; that
+            // is PyTorch's "modified by an inplace operation" error, tested elsewhere.)
+            let y = i[0].mul(&i[0])?;
+            y.narrow(1, 1, 2)?.mul_(&i[1])?; // a view of a non-leaf, written with w
+            y.t()?.select(0, 3)?.add_(&i[1].sum(&[], false)?)?; // a column, through t()
+            y.sin()
+        },
+        &[x.clone(), w],
+    );
+    // Second derivative through CopySlices: y = [x0, x1², x2², x3].
+    let x = t64(&[1.0, 2.0, 3.0, 4.0], &[4]);
+    x.requires_grad_(true).unwrap();
+    let y = x.mul(1.0).unwrap();
+    y.narrow(0, 1, 2)
+        .unwrap()
+        .mul_(&x.narrow(0, 1, 2).unwrap())
+        .unwrap();
+    let g = autograd::grad(
+        &[y.sum(&[], false).unwrap()],
+        &[x.clone()],
+        &[],
+        None,
+        true,
+        false,
+    )
+    .unwrap()[0]
+        .clone()
+        .unwrap();
+    assert_eq!(vals(&g), vec![1.0, 4.0, 6.0, 1.0]);
+    let gg = autograd::grad(&[g.sum(&[], false).unwrap()], &[x], &[], None, false, true).unwrap();
+    assert_eq!(vals(&gg[0].clone().unwrap()), vec![0.0, 2.0, 2.0, 0.0]);
 }

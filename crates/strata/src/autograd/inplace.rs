@@ -16,6 +16,14 @@ const VIEW_OF_LEAF: &str =
     "a view of a leaf Variable that requires grad is being used in an in-place operation.";
 const NO_GRAD_VIEW: &str = "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).";
 
+const UNTRACKED_VIEW: &str = "an in-place operation wrote a value that requires grad into a view of a tensor that does not require grad, so the gradient could not reach it through the viewed tensor; write through the viewed tensor itself instead (Python's item assignment `base[key] = value`, Rust's `Tensor::index_assign_`), or make it require grad first";
+
+/// Whether `t` is all of its storage (so not a view of some other tensor).
+fn covers_storage(t: &Tensor) -> bool {
+    t.layout().is_non_overlapping_and_dense()
+        && t.numel() * t.dtype().itemsize() == t.storage().nbytes()
+}
+
 /// PyTorch's refusals of an in-place write to `t` with grad mode on: a leaf that requires
 /// grad, a view of one, a view made under `no_grad` of a tensor that requires grad.
 pub(crate) fn check_inplace(t: &Tensor) -> Result<()> {
@@ -49,6 +57,11 @@ pub(crate) fn record_inplace(
     formula: Formula,
 ) -> Result<()> {
     let view = t.grad.get().and_then(|m| m.lock().view.clone());
+    if view.is_none() && !t.requires_grad() && !covers_storage(t) {
+        // `t` is (maybe) a view of a base that does not track gradients: the base would
+        // not learn of the write, and gradients through it would be silently lost.
+        return Err(Error::autograd(UNTRACKED_VIEW));
+    }
     let mut inputs: Vec<&Tensor> = Vec::with_capacity(1 + others.len());
     inputs.push(t);
     inputs.extend_from_slice(others);

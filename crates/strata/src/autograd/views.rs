@@ -206,46 +206,102 @@ fn through(buf: &Tensor, layout: &Layout, lo: usize) -> Result<Tensor> {
 }
 
 /// The gradient of the elements under `view` (storage positions) taken from `g`, the
-/// gradient of a tensor with layout `base`: a tensor of the view's shape.
+/// gradient of a tensor with layout `base`: a tensor of the view's shape. Differentiable
+/// in `g` (its adjoint is [`strided_scatter`]), for double backward.
 pub(crate) fn strided_gather(g: &Tensor, base: &Layout, view: &Layout) -> Result<Tensor> {
-    let _off = no_grad();
-    let (lo, len) = span(base, view);
-    let buf = Tensor::zeros_on(&[len], g.dtype(), g.device())?;
-    through(&buf, base, lo)?.copy_(g)?;
-    through(&buf, view, lo)?.contiguous_copy()
+    let out = {
+        let _off = no_grad();
+        let (lo, len) = span(base, view);
+        let buf = Tensor::zeros_on(&[len], g.dtype(), g.device())?;
+        through(&buf, base, lo)?.copy_(g)?;
+        through(&buf, view, lo)?.contiguous_copy()?
+    };
+    if !needs_grad(&[g]) {
+        return Ok(out);
+    }
+    let (b, v) = (base.clone(), view.clone());
+    record1(
+        "AsStridedBackward0",
+        &[g],
+        out,
+        &[],
+        Box::new(move |_s, grads, _n| Ok(vec![Some(strided_scatter(&grads[0], &b, &v)?)])),
+    )
 }
 
 /// `g` (the gradient of a tensor with layout `base`) with the elements under `view`
-/// replaced by `part`.
+/// replaced by `part`. Differentiable in both (for double backward through CopySlices).
 pub(crate) fn strided_replace(
     g: &Tensor,
     base: &Layout,
     view: &Layout,
     part: &Tensor,
 ) -> Result<Tensor> {
-    let _off = no_grad();
-    let (lo, len) = span(base, view);
-    let buf = Tensor::zeros_on(&[len], g.dtype(), g.device())?;
-    let b = through(&buf, base, lo)?;
-    b.copy_(g)?;
-    through(&buf, view, lo)?.copy_(part)?;
-    Ok(b)
+    let out = {
+        let _off = no_grad();
+        let (lo, len) = span(base, view);
+        let buf = Tensor::zeros_on(&[len], g.dtype(), g.device())?;
+        let b = through(&buf, base, lo)?;
+        b.copy_(g)?;
+        through(&buf, view, lo)?.copy_(part)?;
+        b
+    };
+    if !needs_grad(&[g, part]) {
+        return Ok(out);
+    }
+    let (b, v) = (base.clone(), view.clone());
+    let part_shape = part.shape().to_vec();
+    record1(
+        "CopySlices",
+        &[g, part],
+        out,
+        &[],
+        Box::new(move |_s, grads, needs| {
+            let gg = &grads[0];
+            let ga = if needs[0] {
+                let zeros = Tensor::zeros_on(&part_shape, gg.dtype(), gg.device())?;
+                Some(strided_replace(gg, &b, &v, &zeros)?)
+            } else {
+                None
+            };
+            let gp = if needs[1] {
+                Some(strided_gather(gg, &b, &v)?)
+            } else {
+                None
+            };
+            Ok(vec![ga, gp])
+        }),
+    )
 }
 
 /// `g`, the gradient of the view `view`, sent back by storage position to a tensor with
-/// layout `input` (summed where the view repeats a position).
+/// layout `input` (summed where the view repeats a position). Differentiable in `g` (its
+/// adjoint is [`strided_gather`]).
 pub(crate) fn strided_scatter(g: &Tensor, input: &Layout, view: &Layout) -> Result<Tensor> {
-    let _off = no_grad();
-    let (lo, len) = span(input, view);
-    let buf = Tensor::zeros_on(&[len], g.dtype(), g.device())?;
-    let v = through(&buf, view, lo)?;
-    if view.internal_overlap() == Overlap::No {
-        v.copy_(g)?;
-    } else {
-        let n = i64::try_from(len).expect("a storage range fits i64");
-        let pos = Tensor::arange(0, n, 1, DType::I64)?;
-        let iv = through(&pos, view, lo)?.reshape(&[-1])?;
-        buf.index_put_accumulate_(&[TensorIndex::Tensor(Box::new(iv))], &g.reshape(&[-1])?)?;
+    let out = {
+        let _off = no_grad();
+        let (lo, len) = span(input, view);
+        let buf = Tensor::zeros_on(&[len], g.dtype(), g.device())?;
+        let v = through(&buf, view, lo)?;
+        if view.internal_overlap() == Overlap::No {
+            v.copy_(g)?;
+        } else {
+            let n = i64::try_from(len).expect("a storage range fits i64");
+            let pos = Tensor::arange(0, n, 1, DType::I64)?;
+            let iv = through(&pos, view, lo)?.reshape(&[-1])?;
+            buf.index_put_accumulate_(&[TensorIndex::Tensor(Box::new(iv))], &g.reshape(&[-1])?)?;
+        }
+        through(&buf, input, lo)?
+    };
+    if !needs_grad(&[g]) {
+        return Ok(out);
     }
-    through(&buf, input, lo)
+    let (i, v) = (input.clone(), view.clone());
+    record1(
+        "AsStridedScatterBackward0",
+        &[g],
+        out,
+        &[],
+        Box::new(move |_s, grads, _n| Ok(vec![Some(strided_gather(&grads[0], &i, &v)?)])),
+    )
 }

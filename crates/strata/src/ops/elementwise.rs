@@ -427,40 +427,95 @@ fn clamp_impl(
     if let Dest::Into(t) = dest {
         crate::autograd::check_inplace(t)?;
     }
-    if !crate::autograd::needs_grad(&[x]) {
+    let bound = |o: &Option<Operand<'_>>| match o {
+        Some(Operand::Tensor(t)) => Some((*t).clone()),
+        _ => None,
+    };
+    let (tmin, tmax) = (bound(&min), bound(&max));
+    let mut inputs: Vec<&Tensor> = vec![x];
+    inputs.extend(tmin.iter());
+    inputs.extend(tmax.iter());
+    if !crate::autograd::needs_grad(&inputs) {
         return clamp_raw(x, min, max, dest);
     }
-    // The mask of elements inside the bounds, from the input before any write.
-    let inside = {
+    // Which of x, min, max each element of the result is (clamp is min(max(x, lo), hi):
+    // where lo > hi the result is hi), from the input before any write.
+    let (to_min, to_max) = {
         let _off = crate::autograd::no_grad();
-        let mut m: Option<Tensor> = None;
-        if let Some(lo) = &min {
-            m = Some(x.binary_op(Binary::Ge, lo.clone())?);
-        }
-        if let Some(hi) = &max {
-            let le = x.binary_op(Binary::Le, hi.clone())?;
-            m = Some(match m {
-                Some(m) => m.logical_and(&le)?,
-                None => le,
-            });
-        }
-        m
+        let to_max = match &max {
+            Some(hi) => {
+                let mut m = x.binary_op(Binary::Gt, hi.clone())?;
+                // Where lo > hi every element is hi.
+                let crossed = match (&min, hi) {
+                    (Some(Operand::Tensor(l)), _) => Some(l.binary_op(Binary::Gt, hi.clone())?),
+                    (Some(Operand::Scalar(v)), Operand::Tensor(h)) => {
+                        Some(h.binary_op(Binary::Lt, *v)?)
+                    }
+                    (Some(Operand::Scalar(a)), Operand::Scalar(b)) if a.to_f64() > b.to_f64() => {
+                        Some(x.eq(x)?.logical_or(&x.ne(x)?)?)
+                    }
+                    _ => None,
+                };
+                if let Some(c) = crossed {
+                    m = m.logical_or(&c)?;
+                }
+                Some(m)
+            }
+            None => None,
+        };
+        let to_min = match &min {
+            Some(lo) => {
+                let m = x.binary_op(Binary::Lt, lo.clone())?;
+                Some(match &to_max {
+                    Some(tm) => m.logical_and(&tm.logical_not()?)?,
+                    None => m,
+                })
+            }
+            None => None,
+        };
+        (to_min, to_max)
     };
     let out = {
         let _off = crate::autograd::no_grad();
         clamp_raw(x, min, max, dest)?
     };
-    let formula: crate::autograd::Formula = Box::new(move |_saved, grads, _needs| {
+    let consts: Vec<Tensor> = [&tmin, &tmax]
+        .iter()
+        .map(|t| match t {
+            Some(t) => Ok(t.clone()),
+            None => Tensor::zeros_on(&[], x.dtype(), x.device()),
+        })
+        .collect::<Result<_>>()?;
+    let formula: crate::autograd::Formula = Box::new(move |_saved, grads, needs| {
         let g = &grads[0];
-        Ok(vec![Some(match &inside {
-            Some(m) => Tensor::where_cond(m, g, 0.0)?,
-            None => g.clone(),
-        })])
+        let pick = |m: &Option<Tensor>| -> Result<Option<Tensor>> {
+            m.as_ref()
+                .map(|m| Tensor::where_cond(m, g, 0.0))
+                .transpose()
+        };
+        let gx = if needs[0] {
+            let elsewhere = match (&to_min, &to_max) {
+                (Some(a), Some(b)) => Some(a.logical_or(b)?),
+                (Some(a), None) => Some(a.clone()),
+                (None, Some(b)) => Some(b.clone()),
+                (None, None) => None,
+            };
+            Some(match elsewhere {
+                Some(e) => Tensor::where_cond(&e, 0.0, g)?,
+                None => g.clone(),
+            })
+        } else {
+            None
+        };
+        let gmin = if needs[1] { pick(&to_min)? } else { None };
+        let gmax = if needs[2] { pick(&to_max)? } else { None };
+        Ok(vec![gx, gmin, gmax])
     });
+    let ins = [x, &consts[0], &consts[1]];
     match dest {
-        Dest::New => crate::autograd::record1("ClampBackward1", &[x], out, &[], formula),
+        Dest::New => crate::autograd::record1("ClampBackward1", &ins, out, &[], formula),
         Dest::Into(t) => {
-            crate::autograd::record_inplace(t, &[], "ClampBackward1", &[], formula)?;
+            crate::autograd::record_inplace(t, &ins[1..], "ClampBackward1", &[], formula)?;
             Ok(t.clone())
         }
     }

@@ -109,8 +109,10 @@ pub(crate) fn unary(kind: Unary, x: &Tensor, dest: Dest<'_>) -> Result<Tensor> {
         Dest::Into(t) => {
             check_inplace(t)?;
             let record = gk != GradKind::NotDifferentiable && needs_grad(&[t, x]);
+            // The input's value before the write, kept with its history (a recorded
+            // clone), so a second derivative reaches what made it.
             let orig = if record && saves_x {
-                Some(x.detach().contiguous_copy()?)
+                Some(x.clone_data()?)
             } else {
                 None
             };
@@ -208,11 +210,8 @@ pub(crate) fn binary(
         }
         Dest::Into(t) => {
             let xb = operand_tensor(b, t.dtype())?;
-            let orig = if s.a {
-                Some(t.detach().contiguous_copy()?)
-            } else {
-                None
-            };
+            // As for unary ops: the value before the write, with its history.
+            let orig = if s.a { Some(t.clone_data()?) } else { None };
             {
                 let _off = no_grad();
                 binary_raw(kind, a, b, dest)?;

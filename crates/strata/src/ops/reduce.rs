@@ -27,7 +27,7 @@ use crate::backend::backend_for;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::layout::{wrap_dim, DimVec, Layout, Shape};
-use crate::tensor::Tensor;
+use crate::tensor::{Tensor, TensorIndex};
 
 /// What a reduction gives back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -475,8 +475,16 @@ fn prod_of_others(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
         let ones = Tensor::ones(v.shape(), v.dtype())?;
         if k > 1 {
             let cp = v.cumprod(last)?;
-            ones.narrow(last, 1, k as i64 - 1)?
-                .copy_(&cp.narrow(last, 0, k as i64 - 1)?)?;
+            // Through the base (`index_assign_`), so a second derivative reaches `cp`.
+            let key = [
+                TensorIndex::Ellipsis,
+                TensorIndex::Slice {
+                    start: Some(1),
+                    stop: None,
+                    step: 1,
+                },
+            ];
+            ones.index_assign_(&key, &cp.narrow(last, 0, k as i64 - 1)?)?;
         }
         Ok(ones)
     };
@@ -589,7 +597,20 @@ fn scan_grad(t: &Tensor, out: Tensor, dim: i64, op: Reduction) -> Result<Tensor>
                 let tail = contrib
                     .narrow(d, i as i64, (n - i) as i64)?
                     .sum(&[d], true)?;
-                gi.narrow(d, i as i64, 1)?.copy_(&tail)?;
+                let mut key = vec![
+                    TensorIndex::Slice {
+                        start: None,
+                        stop: None,
+                        step: 1
+                    };
+                    d as usize
+                ];
+                key.push(TensorIndex::Slice {
+                    start: Some(i as i64),
+                    stop: Some(i as i64 + 1),
+                    step: 1,
+                });
+                gi.index_assign_(&key, &tail)?;
             }
             Ok(vec![Some(gi)])
         }),
