@@ -228,3 +228,32 @@ def test_integer_results_carry_no_gradient():
     assert x.floor().requires_grad
     x.floor().sum().backward()
     np.testing.assert_array_equal(arr(x.grad), [0.0, 0.0])
+
+
+def test_writes_into_views_of_untracked_tensors():
+    w = leaf([1.0, 2.0])
+    plain = st.zeros(4, dtype=st.float64)
+    with pytest.raises(RuntimeError, match="write through the viewed tensor itself"):
+        plain[1:3].copy_(w)  # the gradient could not reach `plain`: refused, not lost
+    plain[1:3] = w  # through the base: recorded
+    (plain * plain).sum().backward()
+    np.testing.assert_array_equal(arr(w.grad), [2.0, 4.0])
+    # A tensor over part of a NumPy buffer is its own base.
+    t = st.from_numpy(np.zeros(10)[2:4])
+    v = leaf([3.0, 4.0])
+    t.add_(v)
+    (t * 2).sum().backward()
+    np.testing.assert_array_equal(arr(v.grad), [2.0, 2.0])
+
+
+def test_in_place_ops_make_an_untracked_tensor_require_grad():
+    w = leaf([1.0, 2.0, 3.0])
+    x = st.zeros(3, dtype=st.float64)
+    x.add_(w)  # PyTorch: x now has AddBackward0 and requires grad
+    assert x.requires_grad and x.grad_fn.name() == "AddBackward0"
+    y = st.zeros(3, dtype=st.float64)
+    y.copy_(w * 2)
+    z = st.zeros(3, dtype=st.float64)
+    z.clamp_(min=w)
+    (x + y + z).sum().backward()
+    np.testing.assert_array_equal(arr(w.grad), [4.0, 4.0, 4.0])

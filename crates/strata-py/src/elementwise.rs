@@ -101,7 +101,10 @@ macro_rules! py_binary {
                 fn $ip<'py>(slf: PyRef<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
                     let a = slf.inner.clone();
                     let b = Arg::from_py(other)?;
-                    nogil(slf.py(), broadcast_numel(&[a.shape(), b.shape()]), move || a.$ip(b.operand()).map(|_| ())).py()?;
+                    let r = nogil(slf.py(), broadcast_numel(&[a.shape(), b.shape()]), || a.$ip(b.operand()).map(|_| ()));
+                    // An op that made `a` require grad (`zeros(3).add_(w)`) made it on the clone.
+                    slf.inner.adopt_autograd(&a);
+                    r.py()?;
                     Ok(slf)
                 }
             )?)*
@@ -185,10 +188,12 @@ fn inplace(
 ) -> PyResult<()> {
     let a = this.clone();
     let b = Arg::from_py(other)?;
-    nogil(py, broadcast_numel(&[a.shape(), b.shape()]), move || {
+    let r = nogil(py, broadcast_numel(&[a.shape(), b.shape()]), || {
         f(&a, b.operand())
-    })
-    .py()
+    });
+    // An op that made `a` require grad (`zeros(3).add_(w)`) made it on the clone.
+    this.adopt_autograd(&a);
+    r.py()
 }
 
 // Python operators, each mapped to the named method. (Written out by hand: PyO3's magic
@@ -459,11 +464,12 @@ impl PyTensor {
         let a = slf.inner.clone();
         let lo = min.filter(|m| !m.is_none()).map(Arg::from_py).transpose()?;
         let hi = max.filter(|m| !m.is_none()).map(Arg::from_py).transpose()?;
-        nogil(slf.py(), a.numel(), move || {
+        let r = nogil(slf.py(), a.numel(), || {
             a.clamp_operands_(lo.as_ref().map(Arg::operand), hi.as_ref().map(Arg::operand))
                 .map(|_| ())
-        })
-        .py()?;
+        });
+        slf.inner.adopt_autograd(&a);
+        r.py()?;
         Ok(slf)
     }
 }

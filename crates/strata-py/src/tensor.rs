@@ -951,10 +951,11 @@ impl PyTensor {
     ) -> PyResult<PyRef<'py, Self>> {
         let s = tensor_arg(src)?;
         let t = slf.inner.clone();
-        crate::compute::nogil(slf.py(), s.numel().max(t.numel()), move || {
+        let r = crate::compute::nogil(slf.py(), s.numel().max(t.numel()), || {
             t.copy_with(&s, non_blocking).map(|_| ())
-        })
-        .py()?;
+        });
+        slf.inner.adopt_autograd(&t);
+        r.py()?;
         Ok(slf)
     }
 

@@ -220,6 +220,14 @@ fn view_ops_match_finite_differences() {
             Box::new(|i: &[Tensor]| i[0].as_strided(&[3, 3], &[1, 2], Some(1))?.exp()),
         ),
         (
+            "as_strided of a non-dense input",
+            Box::new(|i: &[Tensor]| {
+                i[0].slice(2, None, None, 2)?
+                    .as_strided(&[2, 3], &[12, 2], Some(0))?
+                    .exp()
+            }),
+        ),
+        (
             "unbind",
             Box::new(|i: &[Tensor]| {
                 let p = i[0].unbind(1)?;
@@ -265,6 +273,22 @@ fn view_ops_match_finite_differences() {
     for (name, f) in cases {
         gradcheck(name, f.as_ref(), &[x.clone()]);
     }
+}
+
+#[test]
+fn as_strided_of_an_overlapping_input_splits_shared_positions() {
+    // PyTorch's rule: input elements sharing a storage position share its gradient.
+    let x = t64(&[1.0, 2.0, 3.0], &[3]);
+    x.requires_grad_(true).unwrap();
+    let e = x.unsqueeze(0).unwrap().expand(&[2, 3]).unwrap(); // two rows alias x
+    let v = e.as_strided(&[3], &[1], Some(0)).unwrap(); // x again, read through e
+    v.mul(&t64(&[1.0, 10.0, 100.0], &[3]))
+        .unwrap()
+        .sum(&[], false)
+        .unwrap()
+        .backward(None, false, false)
+        .unwrap();
+    assert_eq!(vals(&x.grad().unwrap()), vec![1.0, 10.0, 100.0]);
 }
 
 #[test]
@@ -620,7 +644,12 @@ fn in_place_writes_record_their_inputs() {
     // A view of a tensor that tracks nothing cannot carry the write's gradient to it:
     // an error, not a silently lost gradient.
     let plain = Tensor::zeros(&[4], DType::F64).unwrap();
-    let e = plain.narrow(0, 1, 2).unwrap().copy_(&w).unwrap_err().to_string();
+    let e = plain
+        .narrow(0, 1, 2)
+        .unwrap()
+        .copy_(&w)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("index_assign_"), "{e}");
 
     let dst = Tensor::zeros(&[2, 2], DType::F64).unwrap();

@@ -18,10 +18,12 @@ const NO_GRAD_VIEW: &str = "A view was created in no_grad mode and is being modi
 
 const UNTRACKED_VIEW: &str = "an in-place operation wrote a value that requires grad into a view of a tensor that does not require grad, so the gradient could not reach it through the viewed tensor; write through the viewed tensor itself instead (Python's item assignment `base[key] = value`, Rust's `Tensor::index_assign_`), or make it require grad first";
 
-/// Whether `t` is all of its storage (so not a view of some other tensor).
+/// Whether `t` can be taken for its own base: it is all of its storage, or no other
+/// tensor holds that storage (a tensor over part of a foreign buffer, say).
 fn covers_storage(t: &Tensor) -> bool {
-    t.layout().is_non_overlapping_and_dense()
-        && t.numel() * t.dtype().itemsize() == t.storage().nbytes()
+    t.storage().handle_count() == 1
+        || (t.layout().is_non_overlapping_and_dense()
+            && t.numel() * t.dtype().itemsize() == t.storage().nbytes())
 }
 
 /// PyTorch's refusals of an in-place write to `t` with grad mode on: a leaf that requires

@@ -295,7 +295,9 @@ const ONLY_FLOAT: &str = "only Tensors of floating point dtype can require gradi
 ///
 /// PyTorch's reverse-mode autograd: a float tensor that requires grad makes the ops on it
 /// record a graph; [`backward`](Tensor::backward) sums gradients into the leaves'
-/// [`grad`](Tensor::grad).
+/// [`grad`](Tensor::grad). Handles (clones) of one tensor share its autograd state once it
+/// exists; an in-place op that first gives a tensor autograd state (`zeros.add_(&w)`)
+/// gives it to the handle the op ran on.
 ///
 /// ```
 /// use strata::{DType, Tensor};
@@ -515,6 +517,18 @@ impl Tensor {
             retain_graph || create_graph,
             create_graph,
         )
+    }
+
+    /// Gives this handle the autograd state that an in-place op gave `clone`, another
+    /// handle to the same view, when this one had none (a binding that ran the op on a
+    /// clone of its tensor calls this; handles share autograd state only once it exists).
+    #[doc(hidden)]
+    pub fn adopt_autograd(&self, clone: &Tensor) {
+        if self.grad.get().is_none() {
+            if let Some(m) = clone.grad.arc() {
+                self.grad.get_or_init(|| m);
+            }
+        }
     }
 
     /// The edge a gradient for this tensor flows along: its `grad_fn` and output number, a

@@ -291,7 +291,20 @@ pub(crate) fn strided_scatter(g: &Tensor, input: &Layout, view: &Layout) -> Resu
             let iv = through(&pos, view, lo)?.reshape(&[-1])?;
             buf.index_put_accumulate_(&[TensorIndex::Tensor(Box::new(iv))], &g.reshape(&[-1])?)?;
         }
-        through(&buf, input, lo)?
+        let gi = through(&buf, input, lo)?;
+        if input.internal_overlap() == Overlap::No {
+            gi
+        } else {
+            // Input elements that share a storage position share its gradient evenly
+            // (PyTorch's as_strided backward for an input whose elements overlap).
+            let n = i64::try_from(len).expect("a storage range fits i64");
+            let pos = Tensor::arange(0, n, 1, DType::I64)?;
+            let ip = through(&pos, input, lo)?.reshape(&[-1])?;
+            let count = Tensor::zeros_on(&[len], g.dtype(), g.device())?;
+            let ones = Tensor::ones(&[ip.numel()], g.dtype())?;
+            count.index_put_accumulate_(&[TensorIndex::Tensor(Box::new(ip))], &ones)?;
+            gi.div(&through(&count, input, lo)?)?
+        }
     };
     if !needs_grad(&[g]) {
         return Ok(out);

@@ -737,79 +737,6 @@ impl GemmScalar for half::f16 {
 
 /// Every matrix of `job` through `gemm`, with the operands' own strides.
 ///
-/// Below this many rows, columns or inner length, one product is split across threads by
-/// [`split_product`] rather than by `gemm`.
-const SPLIT_BELOW: usize = 128;
-
-/// The one product of `job` split into `threads` bands of whole rows (or of whole
-/// columns, when there are more columns than rows), each a serial `gemm` call on its own
-/// band of the output.
-///
-/// # Safety
-/// As for [`with_gemm`] (the caller's), for a job of one product.
-unsafe fn split_product<T: GemmScalar>(job: &Job<'_>, threads: usize) {
-    let (m, n, k) = (job.m, job.n, job.k);
-    let (a, b, o) = job.at::<T>(0);
-    let by_cols = n > m;
-    let len = if by_cols { n } else { m };
-    let parts = threads.min(len / 16).max(1);
-    let chunk = len.div_ceil(parts).next_multiple_of(16);
-    // Pointers cross to the pool's threads as addresses.
-    let (a, b, o) = (a as usize, b as usize, o as usize);
-    (0..parts).into_par_iter().for_each(|p| {
-        let lo = p * chunk;
-        let hi = len.min(lo + chunk);
-        if lo >= hi {
-            return;
-        }
-        let (a, b, o) = (a as *const T, b as *const T, o as *mut T);
-        let (mm, nn, a, b, o) = if by_cols {
-            (
-                m,
-                hi - lo,
-                a,
-                b.wrapping_offset(lo as isize * job.b.cs),
-                o.wrapping_add(lo),
-            )
-        } else {
-            (
-                hi - lo,
-                n,
-                a.wrapping_offset(lo as isize * job.a.rs),
-                b,
-                o.wrapping_add(lo * n),
-            )
-        };
-        // SAFETY: a band of the caller's product: rows `lo..hi` of `a` and of the output
-        // (or columns `lo..hi` of `b` and of the output), each element inside its operand
-        // as in `with_gemm`; the bands of the output are disjoint, so each is written by
-        // one call only; the pointers keep `T`'s alignment (whole-element offsets).
-        unsafe {
-            gemm::gemm(
-                mm,
-                nn,
-                k,
-                o,
-                1,
-                n as isize,
-                false,
-                a,
-                job.a.cs,
-                job.a.rs,
-                b,
-                job.b.cs,
-                job.b.rs,
-                T::ZERO,
-                T::ONE,
-                false,
-                false,
-                false,
-                gemm::Parallelism::None,
-            )
-        }
-    });
-}
-
 /// # Safety
 /// As for [`MatElem::run`], with aligned base pointers.
 unsafe fn with_gemm<T: GemmScalar>(job: &Job<'_>) {
@@ -857,13 +784,7 @@ unsafe fn with_gemm<T: GemmScalar>(job: &Job<'_>) {
     }
     // gemm's `Parallelism::Rayon` uses the pool it is called in: `parallel`'s.
     super::pool::parallel(|threads| {
-        if threads > 1 && job.count == 1 && work >= PAR_WORK && m.min(n).min(k) < SPLIT_BELOW {
-            // One product with a short side (a batch of 64 rows, a rank-64 update): gemm's
-            // own split leaves threads idle there (64×784·784×256 took as long on two
-            // threads as on one); split the longer of the rows and columns instead.
-            // SAFETY: forwarded from this function's caller; one product (`count == 1`).
-            unsafe { split_product::<T>(job, threads) };
-        } else if threads > 1 && work >= PAR_WORK {
+        if threads > 1 && work >= PAR_WORK {
             // Big matrices: gemm splits each one across the pool.
             (0..job.count).for_each(|i| one(i, gemm::Parallelism::Rayon(threads)));
         } else if threads > 1 && job.count > 1 {

@@ -420,7 +420,12 @@ fn clamp_impl(
     max: Option<Operand<'_>>,
     dest: Dest<'_>,
 ) -> Result<Tensor> {
-    let touched = x.grad.get().is_some() || matches!(dest, Dest::Into(t) if t.grad.get().is_some());
+    let tracked =
+        |o: &Option<Operand<'_>>| matches!(o, Some(Operand::Tensor(t)) if t.grad.get().is_some());
+    let touched = x.grad.get().is_some()
+        || tracked(&min)
+        || tracked(&max)
+        || matches!(dest, Dest::Into(t) if t.grad.get().is_some());
     if !touched {
         return clamp_raw(x, min, max, dest);
     }
