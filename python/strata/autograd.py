@@ -158,7 +158,6 @@ class FunctionCtx:
         self._versions = ()
         self._dirty = ()
         self._non_diff = ()
-        self.materialize_grads = True
         self.needs_input_grad = ()
 
     def save_for_backward(self, *tensors):
@@ -185,16 +184,13 @@ class FunctionCtx:
         """Declares outputs that carry no gradient (indices, masks)."""
         self._non_diff = tensors
 
-    def set_materialize_grads(self, value: bool):
-        """Whether missing output gradients reach ``backward`` as zeros (the default) or
-        as ``None``."""
-        self.materialize_grads = bool(value)
-
 
 class Function:
     """A custom differentiable op: subclass with static ``forward(ctx, *args)`` and
     ``backward(ctx, *grad_outputs)`` (one gradient, or ``None``, per argument of
-    ``forward``), and call ``MyOp.apply(*args)``."""
+    ``forward``), and call ``MyOp.apply(*args)``. The outputs ``apply`` returns are new
+    tensor objects carrying the history (over the same storage as ``forward``'s, a
+    ``mark_dirty`` input's included)."""
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -232,8 +228,8 @@ class Function:
         positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
 
         def run_backward(grads, needs):
-            if not ctx.materialize_grads:
-                grads = tuple(grads)
+            # An output that received no gradient arrives as zeros (PyTorch's default,
+            # materialized grads).
             res = cls.backward(ctx, *grads)
             if not isinstance(res, tuple):
                 res = (res,)

@@ -334,13 +334,17 @@ impl Plan {
 
 /// Records `out = sum(t, dims)` (or the mean, `mean`) for autograd: the gradient of each
 /// input element is the output gradient of its row (divided by the row's length).
-fn spread_grad(
-    t: &Tensor,
-    out: Tensor,
-    dims: &[i64],
-    name: &'static str,
-    mean: bool,
-) -> Result<Tensor> {
+fn spread_grad(t: &Tensor, out: Tensor, dims: &[i64], mean: bool) -> Result<Tensor> {
+    if t.grad.get().is_none() || !crate::autograd::needs_grad(&[t]) {
+        return Ok(out);
+    }
+    // PyTorch's names: the overload over all elements is 0, the one with dims 1.
+    let name = match (mean, dims.is_empty()) {
+        (false, true) => "SumBackward0",
+        (false, false) => "SumBackward1",
+        (true, true) => "MeanBackward0",
+        (true, false) => "MeanBackward1",
+    };
     let in_shape = t.shape().to_vec();
     let nd = in_shape.len();
     let mut keep = in_shape.clone();
@@ -658,15 +662,7 @@ impl Tensor {
     /// A dim out of range, a repeated dim, or a conflicting borrow of the storage.
     pub fn sum(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
         let out = reduce(Reduction::Sum, self, dims, keepdim, 0.0, None)?;
-        if self.grad.get().is_none() || !crate::autograd::needs_grad(&[self]) {
-            return Ok(out);
-        }
-        let name = if dims.is_empty() {
-            "SumBackward0"
-        } else {
-            "SumBackward1"
-        };
-        spread_grad(self, out, dims, name, false)
+        spread_grad(self, out, dims, false)
     }
 
     /// Product over `dims` (all when empty), with the dtype rules of [`sum`](Self::sum).
@@ -685,15 +681,7 @@ impl Tensor {
     /// PyTorch's dtype error for non-float input, and those of [`sum`](Self::sum).
     pub fn mean(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
         let out = reduce(Reduction::Mean, self, dims, keepdim, 0.0, None)?;
-        if self.grad.get().is_none() || !crate::autograd::needs_grad(&[self]) {
-            return Ok(out);
-        }
-        let name = if dims.is_empty() {
-            "MeanBackward0"
-        } else {
-            "MeanBackward1"
-        };
-        spread_grad(self, out, dims, name, true)
+        spread_grad(self, out, dims, true)
     }
 
     /// Maximum over `dims` (all when empty), keeping the dtype; `NaN` propagates.
