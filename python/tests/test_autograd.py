@@ -257,3 +257,15 @@ def test_in_place_ops_make_an_untracked_tensor_require_grad():
     z.clamp_(min=w)
     (x + y + z).sum().backward()
     np.testing.assert_array_equal(arr(w.grad), [4.0, 4.0, 4.0])
+
+
+def test_in_place_through_negative_stride_views_gradcheck():
+    def f(x):
+        y = x * 1
+        y.flip(0)[0:2].mul_(3)  # a negative-stride view of a non-leaf, written in place
+        y[::-2].add_(x[:2] * x[:2])  # a stepped negative view, written with tracked values
+        return y * y
+
+    x = st.tensor(np.linspace(-1, 1, 4), requires_grad=True)
+    assert gradcheck(f, (x,))
+    assert gradgradcheck(lambda x: f(x).sum(), (x,))
