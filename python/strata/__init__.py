@@ -73,16 +73,8 @@ def _with_requires_grad(fn):
     return make
 
 
-tensor = _with_requires_grad(tensor)
-zeros = _with_requires_grad(zeros)
-ones = _with_requires_grad(ones)
-empty = _with_requires_grad(empty)
-full = _with_requires_grad(full)
-arange = _with_requires_grad(arange)
-linspace = _with_requires_grad(linspace)
-eye = _with_requires_grad(eye)
-rand = _with_requires_grad(rand)
-randn = _with_requires_grad(randn)
+for _name in ("tensor", "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "rand", "randn"):
+    globals()[_name] = _with_requires_grad(globals()[_name])
 
 from . import autograd  # noqa: E402  (needs the names above)
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402
@@ -164,12 +156,9 @@ def randn_like(input: Tensor, dtype=None, device=None) -> Tensor:
     return _like(randn, input, dtype, device)
 
 
-zeros_like = _with_requires_grad(zeros_like)
-ones_like = _with_requires_grad(ones_like)
-empty_like = _with_requires_grad(empty_like)
-full_like = _with_requires_grad(full_like)
-rand_like = _with_requires_grad(rand_like)
-randn_like = _with_requires_grad(randn_like)
+for _name in ("zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like"):
+    globals()[_name] = _with_requires_grad(globals()[_name])
+del _name
 
 
 # The elementwise ops come from the op table (crates/strata/src/ops/table.rs):

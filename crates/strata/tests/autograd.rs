@@ -744,3 +744,49 @@ fn in_place_through_views_matches_finite_differences_and_twice_differentiates() 
     let gg = autograd::grad(&[g.sum(&[], false).unwrap()], &[x], &[], None, false, true).unwrap();
     assert_eq!(vals(&gg[0].clone().unwrap()), vec![0.0, 2.0, 2.0, 0.0]);
 }
+
+#[test]
+fn bad_uses_are_errors_with_pytorch_texts() {
+    let plain = t64(&[1.0, 2.0], &[2]);
+    let msg = |r: strata::Result<()>| r.unwrap_err().to_string();
+    assert!(msg(plain.retain_grad())
+        .contains("can't retain_grad on Tensor that has requires_grad=False"));
+    assert!(msg(plain
+        .register_hook(Arc::new(|_: &Tensor| Ok(None)))
+        .map(|_| ()))
+    .contains("cannot register a hook on a tensor that doesn't require gradient"));
+    let x = t64(&[1.0, 2.0], &[2]);
+    x.requires_grad_(true).unwrap();
+    assert!(msg(x.set_grad(Some(t64(&[1.0], &[1])))).contains("different size"));
+    assert!(
+        msg(x.set_grad(Some(Tensor::zeros(&[2], DType::F32).unwrap()))).contains("different type")
+    );
+    let y = x.mul(2.0).unwrap();
+    assert!(msg(y.requires_grad_(false).map(|_| ()))
+        .contains("only change requires_grad flags of leaf"));
+    assert!(msg(y.narrow(0, 0, 1).unwrap().detach_().map(|_| ()))
+        .starts_with("Can't detach views in-place"));
+    // A gradient of the wrong shape, a hook that changes the shape, an input that does not
+    // require grad.
+    let e = msg(y.backward(Some(&t64(&[1.0], &[1])), true, false));
+    assert!(
+        e.starts_with("Mismatch in shape: grad_output[0] has a shape of [1]"),
+        "{e}"
+    );
+    let z = x.mul(3.0).unwrap();
+    z.register_hook(Arc::new(|g: &Tensor| Ok(Some(g.sum(&[], false)?))))
+        .unwrap();
+    let e = msg(z.sum(&[], false).unwrap().backward(None, false, false));
+    assert!(e.contains("has changed the size of value"), "{e}");
+    let e = autograd::grad(
+        &[y.sum(&[], false).unwrap()],
+        &[plain],
+        &[],
+        None,
+        false,
+        false,
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(e, "One of the differentiated Tensors does not require grad");
+}

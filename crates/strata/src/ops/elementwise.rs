@@ -432,11 +432,11 @@ fn clamp_impl(
     if let Dest::Into(t) = dest {
         crate::autograd::check_inplace(t)?;
     }
-    let bound = |o: &Option<Operand<'_>>| match o {
-        Some(Operand::Tensor(t)) => Some((*t).clone()),
-        _ => None,
-    };
-    let (tmin, tmax) = (bound(&min), bound(&max));
+    use super::elementwise_grad::tensor_of;
+    let (tmin, tmax) = (
+        min.as_ref().and_then(tensor_of).cloned(),
+        max.as_ref().and_then(tensor_of).cloned(),
+    );
     let mut inputs: Vec<&Tensor> = vec![x];
     inputs.extend(tmin.iter());
     inputs.extend(tmax.iter());

@@ -141,6 +141,14 @@ pub(crate) fn unary(kind: Unary, x: &Tensor, dest: Dest<'_>) -> Result<Tensor> {
     }
 }
 
+/// The tensor of an operand, if it is one.
+pub(crate) fn tensor_of<'a>(o: &'a Operand<'_>) -> Option<&'a Tensor> {
+    match o {
+        Operand::Tensor(t) => Some(*t),
+        Operand::Scalar(_) => None,
+    }
+}
+
 /// An operand as a tensor for the graph (a scalar as a 0-d tensor of `dtype`, which
 /// carries no gradient).
 fn operand_tensor(o: &Operand<'_>, dtype: crate::DType) -> Result<Tensor> {
@@ -162,19 +170,10 @@ pub(crate) fn binary(
         GradKind::Formula(s) => s,
         _ => Saves::default(),
     };
-    let tens = |o: &Operand<'_>| match o {
-        Operand::Tensor(t) => Some((*t).clone()),
-        Operand::Scalar(_) => None,
-    };
-    let (ta, tb) = (tens(a), tens(b));
-    let mut inputs: Vec<&Tensor> = Vec::with_capacity(3);
-    inputs.extend(ta.iter());
-    inputs.extend(tb.iter());
-    if let Dest::Into(t) = dest {
-        inputs.push(t);
-    }
+    let mut inputs: Vec<&Tensor> = [a, b].into_iter().filter_map(tensor_of).collect();
     if let Dest::Into(t) = dest {
         check_inplace(t)?;
+        inputs.push(t);
     }
     if gk == GradKind::NotDifferentiable || !needs_grad(&inputs) {
         return binary_raw(kind, a, b, dest);
@@ -241,12 +240,7 @@ pub(crate) fn binary(
 /// `where(cond, a, b)` for operands with autograd state (`WhereBackward0`): the output
 /// gradient goes to `a` where `cond` holds and to `b` elsewhere.
 pub(crate) fn where_cond(cond: &Tensor, a: &Operand<'_>, b: &Operand<'_>) -> Result<Tensor> {
-    let tens = |o: &Operand<'_>| match o {
-        Operand::Tensor(t) => Some((*t).clone()),
-        Operand::Scalar(_) => None,
-    };
-    let (ta, tb) = (tens(a), tens(b));
-    let inputs: Vec<&Tensor> = ta.iter().chain(tb.iter()).collect();
+    let inputs: Vec<&Tensor> = [a, b].into_iter().filter_map(tensor_of).collect();
     if !needs_grad(&inputs) {
         return Tensor::where_raw(cond, a.clone(), b.clone());
     }
