@@ -56,6 +56,7 @@ from ._strata import cpu_level as cpu_level
 from ._strata import from_dlpack as from_dlpack
 from ._strata import from_file as from_file
 from ._strata import where as where
+from ._strata import cat, concatenate, cumulative_sum, einsum, meshgrid, searchsorted, stack  # noqa: E402
 
 
 def _with_requires_grad(fn):
@@ -197,7 +198,13 @@ sum prod mean amax amin max min argmax argmin all any var std logsumexp cumsum c
 
 _INDEX_FUNCTIONS = ["nonzero", "take", "gather", "masked_select"]  # indexing ops (crates/strata/src/ops/index.rs)
 
-for _name in _FUNCTIONS + _INDEX_FUNCTIONS:
+# Placing, sorting and composite ops (crates/strata/src/ops/{arrange,index,sort,composite}.rs).
+_MORE_FUNCTIONS = """
+roll tile tril triu diff scatter scatter_add take_along_dim argwhere
+sort argsort topk unique softmax log_softmax isclose allclose cross
+""".split()
+
+for _name in _FUNCTIONS + _INDEX_FUNCTIONS + _MORE_FUNCTIONS:
     globals()[_name] = _method(_name)
 del _name
 
@@ -208,6 +215,7 @@ divide = div
 true_divide = div
 clip = clamp
 absolute = abs  # noqa: A001
+concat = cat
 
 
 def save(obj: Tensor, f, *, version: tuple[int, int] | None = None) -> None:
@@ -297,6 +305,15 @@ __all__ = [
     "multiprocessing",
     *_FUNCTIONS,
     *_INDEX_FUNCTIONS,
+    *_MORE_FUNCTIONS,
+    "cat",
+    "concat",
+    "concatenate",
+    "stack",
+    "meshgrid",
+    "searchsorted",
+    "cumulative_sum",
+    "einsum",
 ]
 from . import safetensors  # noqa: E402  (submodule; after the names it uses)
 from . import cuda  # noqa: E402  (submodule)

@@ -374,6 +374,107 @@ class Tensor:
     @overload
     def nonzero(self, *, as_tuple: Literal[True]) -> tuple[Tensor, ...]:
         """One 1-D int64 tensor of coordinates per dim (a 0-d tensor counts as 1-D)."""
+    def roll(self, shifts: _Size, dims: _Size | None = None) -> Tensor:
+        """The elements shifted along ``dims``, wrapping around (``torch.roll``); with no
+        ``dims`` the flattened tensor is rolled and the shape restored."""
+    def repeat(self, *sizes: _Size) -> Tensor:
+        """The tensor repeated ``sizes[i]`` times along each dim (NumPy's ``tile``);
+        ``sizes`` may add leading dims."""
+    def tile(self, *dims: _Size) -> Tensor:
+        """NumPy's ``tile``: ``repeat`` with ``dims`` padded with leading ones."""
+    def tril(self, diagonal: builtins.int = 0) -> Tensor:
+        """The lower triangle of the last two dims (``col - row <= diagonal``)."""
+    def triu(self, diagonal: builtins.int = 0) -> Tensor:
+        """The upper triangle of the last two dims (``col - row >= diagonal``)."""
+    def diff(
+        self,
+        n: builtins.int = 1,
+        dim: builtins.int = -1,
+        prepend: _TensorLike | None = None,
+        append: _TensorLike | None = None,
+    ) -> Tensor:
+        """The ``n``-th forward difference along ``dim`` (``!=`` for bool)."""
+    def scatter(
+        self,
+        dim: builtins.int,
+        index: _TensorLike,
+        src: _TensorLike | None = None,
+        *,
+        value: _Number | None = None,
+        reduce: builtins.str | None = None,
+    ) -> Tensor:
+        """A copy with ``src``'s elements (or ``value``) written at ``index`` along ``dim``
+        (``torch.scatter``); ``reduce="add"`` adds instead."""
+    def scatter_(
+        self,
+        dim: builtins.int,
+        index: _TensorLike,
+        src: _TensorLike | None = None,
+        *,
+        value: _Number | None = None,
+        reduce: builtins.str | None = None,
+    ) -> Self:
+        """``scatter`` in place."""
+    def scatter_add(self, dim: builtins.int, index: _TensorLike, src: _TensorLike) -> Tensor:
+        """A copy with ``src`` added at ``index`` along ``dim`` (every repeat adds)."""
+    def scatter_add_(self, dim: builtins.int, index: _TensorLike, src: _TensorLike) -> Self:
+        """``scatter_add`` in place."""
+    def take_along_dim(self, indices: _TensorLike, dim: builtins.int | None = None) -> Tensor:
+        """NumPy's ``take_along_axis``: ``indices`` broadcast except along ``dim``, then
+        ``gather``; with no ``dim`` both are flattened."""
+    def argwhere(self) -> Tensor:
+        """The coordinates of the non-zero elements, an ``(n, ndim)`` int64 tensor."""
+    def sort(
+        self, dim: builtins.int = -1, descending: builtins.bool = False, stable: builtins.bool = False
+    ) -> tuple[Tensor, Tensor]:
+        """``(values, indices)`` sorted along ``dim`` (a named tuple). Every sort is
+        stable; NaN sorts as the largest value."""
+    def argsort(
+        self, dim: builtins.int = -1, descending: builtins.bool = False, stable: builtins.bool = False
+    ) -> Tensor:
+        """The positions that sort the tensor along ``dim``."""
+    def topk(
+        self,
+        k: builtins.int,
+        dim: builtins.int = -1,
+        largest: builtins.bool = True,
+        sorted: builtins.bool = True,
+    ) -> tuple[Tensor, Tensor]:
+        """The ``k`` largest (or smallest) elements along ``dim`` and their positions, in
+        order (a named tuple ``(values, indices)``)."""
+    def unique(
+        self,
+        sorted: builtins.bool = True,
+        return_inverse: builtins.bool = False,
+        return_counts: builtins.bool = False,
+        dim: builtins.int | None = None,
+    ) -> Tensor | tuple[Tensor, ...]:
+        """The distinct elements, ascending (each NaN distinct), or with ``dim`` the
+        distinct slices along it; plus the inverse and counts when asked."""
+    def softmax(self, dim: builtins.int, dtype: _DTypeLike | None = None) -> Tensor:
+        """``exp(x) / sum(exp(x))`` along ``dim``, computed stably."""
+    def log_softmax(self, dim: builtins.int, dtype: _DTypeLike | None = None) -> Tensor:
+        """``log(softmax(x))`` along ``dim``, computed stably."""
+    def isclose(
+        self,
+        other: _TensorLike,
+        rtol: builtins.float = 1e-05,
+        atol: builtins.float = 1e-08,
+        equal_nan: builtins.bool = False,
+    ) -> Tensor:
+        """``|a - b| <= atol + rtol * |b|`` elementwise (or equal, or both NaN with
+        ``equal_nan``); both of one dtype."""
+    def allclose(
+        self,
+        other: _TensorLike,
+        rtol: builtins.float = 1e-05,
+        atol: builtins.float = 1e-08,
+        equal_nan: builtins.bool = False,
+    ) -> builtins.bool:
+        """Whether every pair of elements is close (``isclose`` over all)."""
+    def cross(self, other: _TensorLike, dim: builtins.int | None = None) -> Tensor:
+        """The cross product of 3-vectors along ``dim`` (the first dim of size 3 when
+        ``None``)."""
     def index_put_(
         self,
         indices: tuple[_IndexEntry, ...] | list[_IndexEntry],
@@ -918,6 +1019,104 @@ def nonzero(input: _Input, *, as_tuple: Literal[False] = False) -> Tensor: ...
 @overload
 def nonzero(input: _Input, *, as_tuple: Literal[True]) -> tuple[Tensor, ...]: ...
 
+def roll(input: _Input, shifts: _Size, dims: _Size | None = None) -> Tensor: ...
+def tile(input: _Input, dims: _Size) -> Tensor: ...
+def tril(input: _Input, diagonal: builtins.int = 0) -> Tensor: ...
+def triu(input: _Input, diagonal: builtins.int = 0) -> Tensor: ...
+def diff(
+    input: _Input,
+    n: builtins.int = 1,
+    dim: builtins.int = -1,
+    prepend: _TensorLike | None = None,
+    append: _TensorLike | None = None,
+) -> Tensor: ...
+def scatter(
+    input: _Input,
+    dim: builtins.int,
+    index: _TensorLike,
+    src: _TensorLike | None = None,
+    *,
+    value: _Number | None = None,
+    reduce: builtins.str | None = None,
+) -> Tensor: ...
+def scatter_add(input: _Input, dim: builtins.int, index: _TensorLike, src: _TensorLike) -> Tensor: ...
+def take_along_dim(input: _Input, indices: _TensorLike, dim: builtins.int | None = None) -> Tensor: ...
+def argwhere(input: _Input) -> Tensor: ...
+def sort(
+    input: _Input,
+    dim: builtins.int = -1,
+    descending: builtins.bool = False,
+    stable: builtins.bool = False,
+) -> tuple[Tensor, Tensor]: ...
+def argsort(
+    input: _Input,
+    dim: builtins.int = -1,
+    descending: builtins.bool = False,
+    stable: builtins.bool = False,
+) -> Tensor: ...
+def topk(
+    input: _Input,
+    k: builtins.int,
+    dim: builtins.int = -1,
+    largest: builtins.bool = True,
+    sorted: builtins.bool = True,
+) -> tuple[Tensor, Tensor]: ...
+def unique(
+    input: _Input,
+    sorted: builtins.bool = True,
+    return_inverse: builtins.bool = False,
+    return_counts: builtins.bool = False,
+    dim: builtins.int | None = None,
+) -> Tensor | tuple[Tensor, ...]: ...
+def softmax(input: _Input, dim: builtins.int, dtype: _DTypeLike | None = None) -> Tensor: ...
+def log_softmax(input: _Input, dim: builtins.int, dtype: _DTypeLike | None = None) -> Tensor: ...
+def isclose(
+    input: _Input,
+    other: _TensorLike,
+    rtol: builtins.float = 1e-05,
+    atol: builtins.float = 1e-08,
+    equal_nan: builtins.bool = False,
+) -> Tensor: ...
+def allclose(
+    input: _Input,
+    other: _TensorLike,
+    rtol: builtins.float = 1e-05,
+    atol: builtins.float = 1e-08,
+    equal_nan: builtins.bool = False,
+) -> builtins.bool: ...
+def cross(input: _Input, other: _TensorLike, dim: builtins.int | None = None) -> Tensor: ...
+def cat(tensors: Sequence[_TensorLike], dim: builtins.int = 0) -> Tensor:
+    """The tensors joined along ``dim`` (``torch.cat``); dtypes promote; 1-D tensors of
+    shape ``(0,)`` are skipped."""
+def concat(tensors: Sequence[_TensorLike], dim: builtins.int = 0) -> Tensor: ...
+def concatenate(tensors: Sequence[_TensorLike], axis: builtins.int = 0) -> Tensor: ...
+def stack(tensors: Sequence[_TensorLike], dim: builtins.int = 0) -> Tensor:
+    """The tensors, all of one shape, joined along a new dim ``dim``."""
+def meshgrid(*tensors: _TensorLike | Sequence[_TensorLike], indexing: builtins.str = "ij") -> tuple[Tensor, ...]:
+    """Coordinate grids of 0-d/1-D tensors, as expanded views (``"xy"``: NumPy's order)."""
+def searchsorted(
+    sorted_sequence: _TensorLike,
+    input: _TensorLike,
+    *,
+    out_int32: builtins.bool = False,
+    right: builtins.bool = False,
+    side: builtins.str | None = None,
+    sorter: _TensorLike | None = None,
+) -> Tensor:
+    """Insertion positions of ``input`` in the sorted last dim of ``sorted_sequence``."""
+def cumulative_sum(
+    x: _TensorLike,
+    /,
+    *,
+    dim: builtins.int | None = None,
+    dtype: _DTypeLike | None = None,
+    include_initial: builtins.bool = False,
+) -> Tensor:
+    """The array API's running sum along ``dim`` (optional for 1-D), with a leading zero
+    when ``include_initial``."""
+def einsum(equation: builtins.str, *operands: _TensorLike | Sequence[_TensorLike]) -> Tensor:
+    """Einstein summation (``"ij,jk->ik"``, ``"ii"``, ``"...ij->...ji"``)."""
+
 # unary
 def neg(input: _Input) -> Tensor: ...
 def positive(input: _Input) -> Tensor: ...
@@ -1259,4 +1458,30 @@ __all__ = [
     "take",
     "gather",
     "masked_select",
+    "roll",
+    "tile",
+    "tril",
+    "triu",
+    "diff",
+    "scatter",
+    "scatter_add",
+    "take_along_dim",
+    "argwhere",
+    "sort",
+    "argsort",
+    "topk",
+    "unique",
+    "softmax",
+    "log_softmax",
+    "isclose",
+    "allclose",
+    "cross",
+    "cat",
+    "concat",
+    "concatenate",
+    "stack",
+    "meshgrid",
+    "searchsorted",
+    "cumulative_sum",
+    "einsum",
 ]

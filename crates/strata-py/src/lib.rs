@@ -1,8 +1,10 @@
 //! PyO3 glue for the `strata` Python package: classes, conversions and the one mapping of
 //! Rust errors to Python exceptions. No tensor logic lives here.
 
+mod arrange;
 mod autograd;
 mod buffer;
+mod composite;
 mod compute;
 mod convert;
 mod cuda;
@@ -16,6 +18,7 @@ mod freelist;
 mod module;
 mod ndarray;
 mod shm;
+mod sort;
 mod tensor;
 
 use pyo3::prelude::*;
@@ -57,6 +60,9 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(module::set_cache_limit, m)?)?;
     m.add_function(wrap_pyfunction!(module::cache_info, m)?)?;
     compute::register(m)?;
+    arrange::register(m)?;
+    sort::register(m)?;
+    composite::register(m)?;
     autograd::register(m)?;
     files::register(m)?;
     shm::register(m)?;

@@ -385,6 +385,17 @@ impl Error {
         }
     }
 
+    /// `op` has no loop on `device`'s backend yet.
+    pub fn unsupported_on(op: &'static str, device: crate::storage::Device) -> Self {
+        Error::Device {
+            op,
+            device,
+            msg: format!(
+                "{op} is not supported on {device} yet; copy the tensors to the cpu first"
+            ),
+        }
+    }
+
     /// A host-only operation `op` on memory that lives on `device`.
     pub fn not_on_host(op: &'static str, device: crate::storage::Device) -> Self {
         Error::Device {

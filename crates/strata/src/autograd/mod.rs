@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 pub use engine::grad;
 pub(crate) use engine::sum_to;
 pub(crate) use inplace::{check_inplace, record_inplace};
-pub(crate) use node::{needs_grad, record1, Formula, Save};
+pub(crate) use node::{needs_grad, record, record1, Formula, Save};
 pub use node::{Edge, Node};
 
 use crate::dtype::DType;

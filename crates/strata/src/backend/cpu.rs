@@ -143,4 +143,28 @@ impl Backend for CpuBackend {
     fn scan(&self, op: Reduction, out: &Tensor, input: &Tensor, dim: usize) -> Result<()> {
         kernel::reduce::scan(op, out, input, dim)
     }
+
+    fn sort(
+        &self,
+        op: &'static str,
+        values: Option<&Tensor>,
+        indices: &Tensor,
+        input: &Tensor,
+        dim: usize,
+        descending: bool,
+    ) -> Result<()> {
+        kernel::sort::sort(op, values, indices, input, dim, descending)
+    }
+
+    fn searchsorted(
+        &self,
+        op: &'static str,
+        out: &Tensor,
+        seq: &Tensor,
+        values: &Tensor,
+        sorter: Option<&Tensor>,
+        right: bool,
+    ) -> Result<()> {
+        kernel::sort::search(op, out, seq, values, sorter, right)
+    }
 }

@@ -201,6 +201,35 @@ pub(crate) trait Backend: Send + Sync {
     /// A scan (`cumsum`, `cumprod`) of `input` along `dim` into the fresh contiguous
     /// `out` of the same shape. `input` has elements.
     fn scan(&self, op: Reduction, out: &Tensor, input: &Tensor, dim: usize) -> Result<()>;
+
+    /// `sort`/`topk` along `dim`: the first `k` elements of each lane of `input` in
+    /// ascending (or `descending`) order into `values` (when given) and their positions
+    /// into `indices` (int64); both fresh and contiguous, `input`'s shape with `k` along
+    /// `dim`. Equal elements keep their order (stable); NaN sorts as the largest value.
+    fn sort(
+        &self,
+        op: &'static str,
+        values: Option<&Tensor>,
+        indices: &Tensor,
+        input: &Tensor,
+        dim: usize,
+        descending: bool,
+    ) -> Result<()>;
+
+    /// `searchsorted`: into the fresh contiguous int64/int32 `out` of `values`' shape,
+    /// the insertion position of each value in its row (last dim) of the sorted `seq`
+    /// (1-D, or with `values`' leading dims), after equal elements when `right`; `sorter`
+    /// (int64, `seq`'s shape) gives the order of an unsorted `seq`. `values` has `seq`'s
+    /// dtype.
+    fn searchsorted(
+        &self,
+        op: &'static str,
+        out: &Tensor,
+        seq: &Tensor,
+        values: &Tensor,
+        sorter: Option<&Tensor>,
+        right: bool,
+    ) -> Result<()>;
 }
 
 /// The backend that runs `op` on `device`, or the [`Error::Device`] saying this build has

@@ -17,6 +17,7 @@ pub mod matmul;
 pub mod plan;
 pub(crate) mod pool;
 pub(crate) mod reduce;
+pub(crate) mod sort;
 mod ternary;
 mod transpose;
 mod unary;

@@ -13,6 +13,7 @@ mod accumulators;
 mod arg;
 mod geom;
 mod run;
+pub(crate) use run::Shared;
 mod scan;
 mod vertical;
 

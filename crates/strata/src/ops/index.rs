@@ -589,6 +589,30 @@ impl Tensor {
     /// A `dim` out of range; an index that is not `int64`, has another number of dims or
     /// a longer dim than allowed; an index value outside `-size..size` of `dim`.
     pub fn gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        if !crate::autograd::needs_grad(&[self]) {
+            return self.gather_raw(dim, index);
+        }
+        let out = {
+            let _off = crate::autograd::no_grad();
+            self.gather_raw(dim, index)?
+        };
+        // PyTorch's `GatherBackward0`: the gradient added back at the gathered positions.
+        let (index, shape) = (index.clone(), self.shape().to_vec());
+        crate::autograd::record1(
+            "GatherBackward0",
+            &[self],
+            out,
+            &[],
+            Box::new(move |_saved, grads, _needs| {
+                let g = &grads[0];
+                let z = Tensor::zeros_on(&shape, g.dtype(), g.device())?;
+                Ok(vec![Some(z.scatter_add(dim, &index, g)?)])
+            }),
+        )
+    }
+
+    /// [`gather`](Self::gather) without autograd.
+    fn gather_raw(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
         const OP: &str = "gather";
         long_index(OP, index)?;
         if self.ndim() == 0 || index.ndim() == 0 {
@@ -604,7 +628,7 @@ impl Tensor {
                 index.clone()
             };
             if x.ndim() == 1 && i.ndim() == 1 {
-                let out = x.gather(dim, &i)?;
+                let out = x.gather_raw(dim, &i)?;
                 let shape: Vec<i64> = index.shape().iter().map(|&n| n as i64).collect();
                 return if index.ndim() == 0 {
                     out.view(&[])
@@ -685,6 +709,346 @@ impl Tensor {
         let m = mask.broadcast_to(&shape)?;
         let out = self::index(OP, &x, &[TensorIndex::tensor(m)])?;
         out.reshape(&[-1])
+    }
+}
+
+/// What a scatter writes: a tensor's elements or one value.
+enum ScatterSrc<'a> {
+    Tensor(&'a Tensor),
+    Value(Scalar),
+}
+
+/// The checks and the write of `scatter_`/`scatter_add_` (see [`Tensor::scatter_`]),
+/// without autograd.
+fn scatter_raw(
+    op: &'static str,
+    t: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &ScatterSrc<'_>,
+    accumulate: bool,
+) -> Result<()> {
+    long_index(op, index)?;
+    // PyTorch treats 0-d tensors as 1-D here.
+    let one = |x: &Tensor| {
+        if x.ndim() == 0 {
+            x.view(&[1])
+        } else {
+            Ok(x.clone())
+        }
+    };
+    let (t1, index) = (one(t)?, one(index)?);
+    let nd = t1.ndim();
+    let d = wrap_dim(op, dim, nd)?;
+    if index.ndim() != nd {
+        return Err(Error::index(
+            op,
+            format!(
+                "Index tensor must have the same number of dimensions as self tensor ({} vs {nd})",
+                index.ndim()
+            ),
+        ));
+    }
+    let src_t = match src {
+        ScatterSrc::Tensor(s) => {
+            let s = one(s)?;
+            if s.ndim() != nd {
+                return Err(Error::index(
+                    op,
+                    format!(
+                        "Index tensor must have the same number of dimensions as src tensor ({nd} vs {})",
+                        s.ndim()
+                    ),
+                ));
+            }
+            if s.dtype() != t.dtype() {
+                return Err(Error::dtype(
+                    op,
+                    format!(
+                        "{op}(): Expected self.dtype to be equal to src.dtype, got {} and {}",
+                        t.dtype(),
+                        s.dtype()
+                    ),
+                ));
+            }
+            Some(s)
+        }
+        ScatterSrc::Value(_) => None,
+    };
+    for k in 0..nd {
+        let too_big_self = k != d && index.shape()[k] > t1.shape()[k];
+        let too_big_src = src_t
+            .as_ref()
+            .is_some_and(|s| index.shape()[k] > s.shape()[k]);
+        if too_big_self || too_big_src {
+            let src_part = src_t.as_ref().map_or(String::new(), |s| {
+                format!(" and to be no larger size than src {:?}", s.shape())
+            });
+            return Err(Error::shape(
+                op,
+                format!(
+                    "Expected index {:?} to be no larger than self {:?} apart from dimension {d}{src_part}",
+                    index.shape(),
+                    t1.shape()
+                ),
+            ));
+        }
+    }
+    t1.check_write(op)?;
+    let count = checked_numel(op, index.shape())?;
+    if count == 0 {
+        return Ok(());
+    }
+    // The source of each index element: `src` cut to the index's shape, or the value
+    // broadcast to it.
+    let src_v = match (src, src_t) {
+        (_, Some(s)) => {
+            let mut v = s;
+            for k in 0..nd {
+                v = v.narrow(k as i64, 0, index.shape()[k] as i64)?;
+            }
+            // Read whole before anything is written (it may share `t`'s memory).
+            if v.may_share_memory(&t1) {
+                v.contiguous_copy()?
+            } else {
+                v
+            }
+        }
+        (ScatterSrc::Value(x), None) => {
+            let v = Tensor::full_on(&[], *x, t.dtype(), t.device())?;
+            v.broadcast_to(index.shape())?
+        }
+        (ScatterSrc::Tensor(_), None) => unreachable!("a tensor source is checked above"),
+    };
+    let mut weights: DimVec<isize> = DimVec::from_slice(t1.strides());
+    weights[d] = 0;
+    let mut offs: Vec<isize> = try_vec(op, count)?;
+    crate::kernel::walk(index.shape(), [&weights], [0], |[o]| offs.push(o as isize));
+    // backend seam
+    backend_of(op, &[&index])?.add_index_offsets(
+        op,
+        &mut offs,
+        &index,
+        Some((d, t1.shape()[d])),
+        t1.strides()[d],
+    )?;
+    // backend seam
+    backend_of(op, &[&t1, &src_v])?.scatter(op, &t1, &[], &offs, &src_v, nd, accumulate)
+}
+
+/// `g` padded with zeros at the end of each dim to `shape` (a differentiable `cat`).
+fn pad_to(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let mut x = g.clone();
+    for (k, &n) in shape.iter().enumerate() {
+        let have = x.shape()[k];
+        if have < n {
+            let mut zs = x.shape().to_vec();
+            zs[k] = n - have;
+            let z = Tensor::zeros_on(&zs, x.dtype(), x.device())?;
+            x = Tensor::cat(&[&x, &z], k as i64)?;
+        }
+    }
+    Ok(x)
+}
+
+/// A scatter recorded for autograd (PyTorch's `ScatterBackward0`/`ScatterAddBackward0`):
+/// `∂self` is the output gradient with the written positions zeroed (kept whole when
+/// accumulating), `∂src` the output gradient gathered at the index (zeros beyond it).
+fn scatter_grad(
+    op: &'static str,
+    t: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: ScatterSrc<'_>,
+    accumulate: bool,
+) -> Result<()> {
+    let src_tensor = match &src {
+        ScatterSrc::Tensor(s) => Some(*s),
+        ScatterSrc::Value(_) => None,
+    };
+    let tracked = t.grad.get().is_some() || src_tensor.is_some_and(|s| s.grad.get().is_some());
+    if !tracked {
+        return scatter_raw(op, t, dim, index, &src, accumulate);
+    }
+    crate::autograd::check_inplace(t)?;
+    let others: Vec<&Tensor> = src_tensor.into_iter().collect();
+    let mut all = vec![t];
+    all.extend_from_slice(&others);
+    if !crate::autograd::needs_grad(&all) {
+        return scatter_raw(op, t, dim, index, &src, accumulate);
+    }
+    {
+        let _off = crate::autograd::no_grad();
+        scatter_raw(op, t, dim, index, &src, accumulate)?;
+    }
+    let index = index.clone();
+    let src_shape = src_tensor.map(|s| s.shape().to_vec());
+    let name = if accumulate {
+        "ScatterAddBackward0"
+    } else {
+        "ScatterBackward0"
+    };
+    crate::autograd::record_inplace(
+        t,
+        &others,
+        name,
+        &[],
+        Box::new(move |_saved, grads, needs| {
+            let g = &grads[0];
+            let gs = match (needs[0], accumulate) {
+                (false, _) => None,
+                (true, true) => Some(g.clone()),
+                (true, false) => Some(g.scatter_value(dim, &index, Scalar::Int(0))?),
+            };
+            let mut out = vec![gs];
+            if let Some(shape) = &src_shape {
+                out.push(if needs[1] {
+                    Some(pad_to(&g.gather(dim, &index)?, shape)?)
+                } else {
+                    None
+                });
+            }
+            Ok(out)
+        }),
+    )
+}
+
+/// # Scatters
+impl Tensor {
+    /// `self[…][index[i][j]…][…] = src[i][j]…`, in place, the index replacing the
+    /// coordinate of `dim` (PyTorch's `scatter_`, NumPy's `put_along_axis`). `index` is
+    /// int64 with this tensor's number of dims, no dim longer than `src`'s nor (except
+    /// `dim`) than this tensor's; `src` has this tensor's dtype; only `src`'s elements
+    /// at the index's positions are read. With a repeated index one of the writes wins.
+    ///
+    /// ```
+    /// use strata::Tensor;
+    /// let x = Tensor::zeros(&[3], strata::DType::F32)?;
+    /// let i = Tensor::from_vec(vec![2i64, 0], &[2])?;
+    /// x.scatter_(0, &i, &Tensor::from_vec(vec![5.0f32, 7.0], &[2])?)?;
+    /// assert_eq!(x.to_vec::<f32>()?, vec![7.0, 0.0, 5.0]);
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A `dim` out of range; an index that is not int64, has another number of dims or a
+    /// longer dim than allowed, or a value outside `-size..size` of `dim` (an index
+    /// error); a `src` of another dtype; a read-only or self-overlapping tensor.
+    pub fn scatter_(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<&Self> {
+        scatter_grad("scatter_", self, dim, index, ScatterSrc::Tensor(src), false)?;
+        Ok(self)
+    }
+
+    /// [`scatter_`](Self::scatter_) of one value (cast to this tensor's dtype).
+    ///
+    /// # Errors
+    /// As [`scatter_`](Self::scatter_).
+    pub fn scatter_value_(&self, dim: i64, index: &Tensor, value: Scalar) -> Result<&Self> {
+        scatter_grad(
+            "scatter_",
+            self,
+            dim,
+            index,
+            ScatterSrc::Value(value),
+            false,
+        )?;
+        Ok(self)
+    }
+
+    /// `self[…][index[i][j]…][…] += src[i][j]…`, in place, every occurrence of a repeated
+    /// index adding (PyTorch's `scatter_add_`, NumPy's `add.at` along an axis).
+    ///
+    /// # Errors
+    /// As [`scatter_`](Self::scatter_).
+    pub fn scatter_add_(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<&Self> {
+        scatter_grad(
+            "scatter_add_",
+            self,
+            dim,
+            index,
+            ScatterSrc::Tensor(src),
+            true,
+        )?;
+        Ok(self)
+    }
+
+    /// [`scatter_`](Self::scatter_) into a copy of this tensor.
+    ///
+    /// # Errors
+    /// As [`scatter_`](Self::scatter_).
+    pub fn scatter(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        let out = self.clone_data()?;
+        out.scatter_(dim, index, src)?;
+        Ok(out)
+    }
+
+    /// [`scatter_value_`](Self::scatter_value_) into a copy of this tensor.
+    ///
+    /// # Errors
+    /// As [`scatter_`](Self::scatter_).
+    pub fn scatter_value(&self, dim: i64, index: &Tensor, value: Scalar) -> Result<Tensor> {
+        let out = self.clone_data()?;
+        out.scatter_value_(dim, index, value)?;
+        Ok(out)
+    }
+
+    /// [`scatter_add_`](Self::scatter_add_) into a copy of this tensor.
+    ///
+    /// # Errors
+    /// As [`scatter_`](Self::scatter_).
+    pub fn scatter_add(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        let out = self.clone_data()?;
+        out.scatter_add_(dim, index, src)?;
+        Ok(out)
+    }
+
+    /// The elements at `indices` along `dim` (PyTorch's `take_along_dim`, NumPy's
+    /// `take_along_axis`): `indices` (int64, as many dims as this tensor) broadcasts
+    /// against this tensor except along `dim`, then [`gather`](Self::gather). With no
+    /// `dim`, both are flattened first.
+    ///
+    /// # Errors
+    /// An index that is not int64, has another number of dims, does not broadcast, or
+    /// holds a value out of range; a `dim` out of range.
+    pub fn take_along_dim(&self, indices: &Tensor, dim: Option<i64>) -> Result<Tensor> {
+        const OP: &str = "take_along_dim";
+        long_index(OP, indices)?;
+        let Some(dim) = dim else {
+            return self.reshape(&[-1])?.gather(0, &indices.reshape(&[-1])?);
+        };
+        if self.ndim() != indices.ndim() {
+            return Err(Error::index(
+                OP,
+                format!(
+                    "torch.take_along_dim(): input and indices should have the same number of dimensions, but got {} dimensions for input, and {} dimensions for indices",
+                    self.ndim(),
+                    indices.ndim()
+                ),
+            ));
+        }
+        if self.ndim() == 0 {
+            return self.gather(dim, indices);
+        }
+        let d = wrap_dim(OP, dim, self.ndim())?;
+        // Broadcast every dim but `d`; `d` keeps each side's own size.
+        let (mut xs, mut is) = (self.shape().to_vec(), indices.shape().to_vec());
+        xs[d] = 1;
+        is[d] = 1;
+        let b = broadcast_all(OP, &[&xs, &is])?;
+        let (mut xs, mut is) = (b.to_vec(), b.to_vec());
+        xs[d] = self.shape()[d];
+        is[d] = indices.shape()[d];
+        self.broadcast_to(&xs)?
+            .gather(d as i64, &indices.broadcast_to(&is)?)
+    }
+
+    /// The coordinates of the non-zero elements as an `(n, ndim)` int64 tensor
+    /// (PyTorch's `argwhere`, NumPy's `argwhere`): [`nonzero`](Self::nonzero).
+    ///
+    /// # Errors
+    /// As [`nonzero`](Self::nonzero).
+    pub fn argwhere(&self) -> Result<Tensor> {
+        self.nonzero()
     }
 }
 

@@ -12,12 +12,23 @@
 //!   dtype rule) and the reductions' op layer (dims, keepdim, output), over the loops in
 //!   `kernel/reduce/`.
 //! - `index`: advanced indexing — what a key of index tensors and masks selects, and
-//!   `index_put_`, over the gather/scatter loops.
+//!   `index_put_`, over the gather/scatter loops; `gather`/`scatter` along a dim.
+//! - `arrange`: ops that place elements by position (`cat`, `stack`, `roll`, `repeat`,
+//!   `tile`, `tril`/`triu`, `meshgrid`, `diff`), over the backend's copies.
+//! - `sort`: `sort`, `argsort`, `topk`, `unique`, `searchsorted`, over the backend's sort
+//!   and search loops (`kernel/sort.rs` on the CPU).
+//! - `composite`: ops composed of other ops, so differentiable through them (`softmax`,
+//!   `log_softmax`, `isclose`/`allclose`, `cross`, `cumulative_sum`); `einsum` (the same,
+//!   with its equation parser).
 
+pub(crate) mod arrange;
+pub(crate) mod composite;
+pub(crate) mod einsum;
 pub mod elementwise;
 mod elementwise_grad;
 pub(crate) mod index;
 pub(crate) mod reduce;
+pub(crate) mod sort;
 pub mod table;
 
 pub use elementwise::scalar_lhs;

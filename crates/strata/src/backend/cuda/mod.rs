@@ -888,6 +888,30 @@ impl Backend for CudaBackend {
     fn scan(&self, op: Reduction, out: &Tensor, input: &Tensor, dim: usize) -> Result<()> {
         reduce::scan(self, op, out, input, dim)
     }
+
+    fn sort(
+        &self,
+        op: &'static str,
+        _values: Option<&Tensor>,
+        _indices: &Tensor,
+        input: &Tensor,
+        _dim: usize,
+        _descending: bool,
+    ) -> Result<()> {
+        Err(Error::unsupported_on(op, input.device()))
+    }
+
+    fn searchsorted(
+        &self,
+        op: &'static str,
+        _out: &Tensor,
+        seq: &Tensor,
+        _values: &Tensor,
+        _sorter: Option<&Tensor>,
+        _right: bool,
+    ) -> Result<()> {
+        Err(Error::unsupported_on(op, seq.device()))
+    }
 }
 
 /// The integer-divisor and exponent checks of the op table (`Check`), made on the

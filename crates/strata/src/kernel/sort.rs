@@ -1,0 +1,462 @@
+//! The CPU sort loops: `sort`/`argsort`/`topk` along one dim ([`sort`]) and
+//! `searchsorted` ([`search`]).
+//!
+//! Every element maps to an unsigned key whose integer order is the sort order
+//! ([`SortKey`]): integers with the sign bit flipped, floats by their bits with negative
+//! ones inverted, both zeros one key, every NaN the largest key (NaN sorts last, first when
+//! descending, as in PyTorch), and the key complemented for a descending sort. A lane is
+//! copied into `(key, position)` pairs — any stride, negative too — and ordered by key,
+//! then position: LSD radix sort (stable by construction, one pass per key byte that is
+//! not the same in every key) for long lanes, a comparison sort of the pairs (which are
+//! unique, so the order is the stable one) for short lanes, and a selection followed by a
+//! sort of the first `k` for `topk`. Every sort is therefore stable. Values are written
+//! by reading the input at the sorted positions (NaN payloads and the sign of zero are
+//! kept). Lanes run in parallel.
+
+use rayon::prelude::*;
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::layout::DimVec;
+use crate::storage::borrow;
+use crate::tensor::Tensor;
+
+/// A key type: an unsigned integer, ordered as the elements it stands for.
+pub(crate) trait RadixKey: Copy + Ord + Send + Sync + 'static {
+    /// Key bytes (radix passes).
+    const BYTES: usize;
+    /// Byte `i` (0: least significant).
+    fn byte(self, i: usize) -> usize;
+    /// The complement (the order reversed).
+    fn flip(self) -> Self;
+}
+
+macro_rules! radix_key {
+    ($($t:ty),*) => {$(
+        impl RadixKey for $t {
+            const BYTES: usize = size_of::<$t>();
+            #[inline(always)]
+            fn byte(self, i: usize) -> usize {
+                ((self >> (8 * i)) & 0xff) as usize
+            }
+            #[inline(always)]
+            fn flip(self) -> Self {
+                !self
+            }
+        }
+    )*};
+}
+radix_key!(u8, u16, u32, u64);
+
+/// An element type with an order-preserving key.
+pub(crate) trait SortKey: Copy + Send + Sync {
+    /// The key type.
+    type K: RadixKey;
+    /// The element's key: equal elements (`-0.0` and `0.0`, any two NaNs) share one.
+    fn key(self) -> Self::K;
+}
+
+macro_rules! int_key {
+    ($($t:ty => $k:ty),*) => {$(
+        impl SortKey for $t {
+            type K = $k;
+            #[inline(always)]
+            fn key(self) -> $k {
+                // The sign bit flipped: two's complement order becomes unsigned order.
+                (self as $k) ^ (1 << (8 * size_of::<$k>() - 1))
+            }
+        }
+    )*};
+}
+int_key!(i8 => u8, i16 => u16, i32 => u32, i64 => u64);
+
+macro_rules! uint_key {
+    ($($t:ty),*) => {$(
+        impl SortKey for $t {
+            type K = $t;
+            #[inline(always)]
+            fn key(self) -> $t {
+                self
+            }
+        }
+    )*};
+}
+uint_key!(u8, u16, u32, u64);
+
+/// A `bool` element read as its byte (any non-zero byte is `true`).
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+pub(crate) struct BoolByte(u8);
+
+impl SortKey for BoolByte {
+    type K = u8;
+    #[inline(always)]
+    fn key(self) -> u8 {
+        u8::from(self.0 != 0)
+    }
+}
+
+/// The key of a float from its bits (`sign` is the sign bit's mask): non-negative floats
+/// above the negative ones, negative ones in reverse bit order, `-0.0` as `0.0`, every
+/// NaN above `+inf`.
+macro_rules! float_key {
+    ($($t:ty => $k:ty, $bits:expr),*) => {$(
+        impl SortKey for $t {
+            type K = $k;
+            #[inline(always)]
+            fn key(self) -> $k {
+                let sign: $k = 1 << (8 * size_of::<$k>() - 1);
+                if self.is_nan() {
+                    return <$k>::MAX;
+                }
+                let b: $k = $bits(self);
+                if b == sign {
+                    sign // -0.0 sorts as 0.0
+                } else if b & sign != 0 {
+                    !b
+                } else {
+                    b | sign
+                }
+            }
+        }
+    )*};
+}
+float_key!(
+    f32 => u32, f32::to_bits,
+    f64 => u64, f64::to_bits,
+    half::f16 => u16, half::f16::to_bits,
+    half::bf16 => u16, half::bf16::to_bits
+);
+
+/// Lanes longer than this are radix sorted; shorter ones by comparison.
+const RADIX_FROM: usize = 1024;
+
+/// Sorts `pairs` by key, then position (stable for the keys alone). `tmp` is scratch.
+fn radix_sort<K: RadixKey>(pairs: &mut Vec<(K, u32)>, tmp: &mut Vec<(K, u32)>) {
+    let n = pairs.len();
+    // One histogram per key byte, all in one read.
+    let mut hist = vec![[0usize; 256]; K::BYTES];
+    for &(k, _) in pairs.iter() {
+        for (b, h) in hist.iter_mut().enumerate() {
+            h[k.byte(b)] += 1;
+        }
+    }
+    tmp.clear();
+    tmp.resize(n, pairs[0]);
+    let (mut src, mut dst) = (pairs, tmp);
+    let mut swapped = false;
+    for (b, h) in hist.iter().enumerate() {
+        // A byte every key shares orders nothing.
+        if h.contains(&n) {
+            continue;
+        }
+        let mut pos = [0usize; 256];
+        let mut sum = 0;
+        for (p, &c) in pos.iter_mut().zip(h.iter()) {
+            *p = sum;
+            sum += c;
+        }
+        for &e in src.iter() {
+            let d = e.0.byte(b);
+            dst[pos[d]] = e;
+            pos[d] += 1;
+        }
+        std::mem::swap(&mut src, &mut dst);
+        swapped = !swapped;
+    }
+    if swapped {
+        // The sorted pairs are in the scratch buffer.
+        dst.copy_from_slice(src);
+    }
+}
+
+/// Orders `pairs` (unique: positions differ) and keeps the first `k`, sorted.
+fn order<K: RadixKey>(pairs: &mut Vec<(K, u32)>, tmp: &mut Vec<(K, u32)>, k: usize) {
+    let n = pairs.len();
+    if k < n && k <= n / 8 {
+        if k > 0 {
+            pairs.select_nth_unstable(k - 1);
+        }
+        pairs.truncate(k);
+        pairs.sort_unstable();
+    } else if n >= RADIX_FROM {
+        radix_sort(pairs, tmp);
+        pairs.truncate(k);
+    } else {
+        pairs.sort_unstable();
+        pairs.truncate(k);
+    }
+}
+
+use super::reduce::Shared;
+
+/// The storage offsets of the first element of every lane along `dim` of a tensor of
+/// `shape` with `strides` and `offset` (row-major over the other dims).
+fn lane_bases(shape: &[usize], strides: &[isize], offset: usize, dim: usize) -> Vec<isize> {
+    let mut s: DimVec<usize> = DimVec::from_slice(shape);
+    s[dim] = 1;
+    let mut v = Vec::with_capacity(crate::layout::numel_of(&s));
+    super::walk(&s, [strides], [offset], |[o]| v.push(o as isize));
+    v
+}
+
+/// `values`/`indices` (fresh, contiguous, `input`'s shape with `k` along `dim`) ← the
+/// first `k` elements of each lane of `input` along `dim`, ascending or descending, and
+/// their positions (int64). `input`'s lanes have at most `u32::MAX` elements.
+pub(crate) fn sort(
+    op: &'static str,
+    values: Option<&Tensor>,
+    indices: &Tensor,
+    input: &Tensor,
+    dim: usize,
+    descending: bool,
+) -> Result<()> {
+    let n = input.shape()[dim];
+    if u32::try_from(n).is_err() {
+        return Err(Error::shape(
+            op,
+            format!(
+                "sorting a dim of {n} elements is not supported (at most {})",
+                u32::MAX
+            ),
+        ));
+    }
+    if indices.dtype() != DType::I64 {
+        return Err(Error::dtype(op, "internal error: indices must be int64"));
+    }
+    macro_rules! go {
+        ($T:ty) => {
+            sort_typed::<$T>(op, values, indices, input, dim, descending)
+        };
+    }
+    match input.dtype() {
+        DType::Bool => go!(BoolByte),
+        DType::U8 => go!(u8),
+        DType::I8 => go!(i8),
+        DType::I16 => go!(i16),
+        DType::U16 => go!(u16),
+        DType::I32 => go!(i32),
+        DType::U32 => go!(u32),
+        DType::I64 => go!(i64),
+        DType::U64 => go!(u64),
+        DType::F16 => go!(half::f16),
+        DType::BF16 => go!(half::bf16),
+        DType::F32 => go!(f32),
+        DType::F64 => go!(f64),
+    }
+}
+
+fn sort_typed<T: SortKey>(
+    op: &'static str,
+    values: Option<&Tensor>,
+    indices: &Tensor,
+    input: &Tensor,
+    dim: usize,
+    descending: bool,
+) -> Result<()> {
+    let n = input.shape()[dim];
+    let k = indices.shape()[dim];
+    let in_bases = lane_bases(input.shape(), input.strides(), input.offset(), dim);
+    let out_bases = lane_bases(indices.shape(), indices.strides(), indices.offset(), dim);
+    let (si, so) = (input.strides()[dim], indices.strides()[dim]);
+    let mut wants = vec![(input.storage(), false), (indices.storage(), true)];
+    if let Some(v) = values {
+        wants.push((v.storage(), true));
+    }
+    let _g = borrow::acquire(op, &wants)?;
+    let inp = Shared(input.storage().data_ptr() as *const T);
+    let idx = Shared(indices.storage().data_ptr() as *mut i64);
+    let val = Shared(values.map_or(std::ptr::null_mut(), |v| v.storage().data_ptr() as *mut T));
+    let lanes = in_bases.len();
+    let run = |lo: usize, hi: usize| {
+        let mut pairs: Vec<(T::K, u32)> = Vec::with_capacity(n);
+        let mut tmp: Vec<(T::K, u32)> = Vec::new();
+        for l in lo..hi {
+            let (ib, ob) = (in_bases[l], out_bases[l]);
+            pairs.clear();
+            for i in 0..n {
+                // SAFETY: element `i` of lane `l`, inside `input`'s checked layout (L4)
+                // over its live, borrowed storage (S1, S4).
+                let x = unsafe { *inp.get().offset(ib + i as isize * si) };
+                let key = if descending { x.key().flip() } else { x.key() };
+                pairs.push((key, i as u32));
+            }
+            order(&mut pairs, &mut tmp, k);
+            for (j, &(_, i)) in pairs.iter().enumerate() {
+                let o = ob + j as isize * so;
+                // SAFETY: element `j` of the output lane: `indices` and `values` are fresh
+                // tensors of one shape and layout, written only here (lanes are disjoint).
+                unsafe {
+                    *idx.get().offset(o) = i64::from(i);
+                    if !val.get().is_null() {
+                        *val.get().offset(o) = *inp.get().offset(ib + i as isize * si);
+                    }
+                }
+            }
+        }
+    };
+    let work = lanes.saturating_mul(n);
+    if lanes > 1 && work >= 1 << 15 {
+        super::pool::parallel(|threads| {
+            if threads <= 1 {
+                return run(0, lanes);
+            }
+            let per = lanes.div_ceil(threads * 4).max(1);
+            (0..lanes.div_ceil(per))
+                .into_par_iter()
+                .for_each(|c| run(c * per, ((c + 1) * per).min(lanes)));
+        });
+    } else {
+        run(0, lanes);
+    }
+    Ok(())
+}
+
+/// `out[j]` (int64 or int32, fresh and contiguous, `values`' shape) ← the insertion
+/// position of `values[j]` in its row of `seq` (`seq`'s last dim; `seq` is 1-D, or its
+/// leading dims equal `values`'). `right`: after equal elements. `sorter`: positions
+/// (int64, `seq`'s shape) that order each row. The rows are sorted by [`SortKey`]'s order
+/// (NaN last).
+pub(crate) fn search(
+    op: &'static str,
+    out: &Tensor,
+    seq: &Tensor,
+    values: &Tensor,
+    sorter: Option<&Tensor>,
+    right: bool,
+) -> Result<()> {
+    macro_rules! go {
+        ($T:ty) => {
+            search_typed::<$T>(op, out, seq, values, sorter, right)
+        };
+    }
+    match seq.dtype() {
+        DType::Bool => go!(BoolByte),
+        DType::U8 => go!(u8),
+        DType::I8 => go!(i8),
+        DType::I16 => go!(i16),
+        DType::U16 => go!(u16),
+        DType::I32 => go!(i32),
+        DType::U32 => go!(u32),
+        DType::I64 => go!(i64),
+        DType::U64 => go!(u64),
+        DType::F16 => go!(half::f16),
+        DType::BF16 => go!(half::bf16),
+        DType::F32 => go!(f32),
+        DType::F64 => go!(f64),
+    }
+}
+
+fn search_typed<T: SortKey>(
+    op: &'static str,
+    out: &Tensor,
+    seq: &Tensor,
+    values: &Tensor,
+    sorter: Option<&Tensor>,
+    right: bool,
+) -> Result<()> {
+    if values.dtype() != seq.dtype() || sorter.is_some_and(|s| s.dtype() != DType::I64) {
+        return Err(Error::dtype(op, "internal error: operand dtypes"));
+    }
+    let nd = seq.ndim();
+    let n = seq.shape()[nd - 1];
+    let (ss, sl) = (seq.strides()[nd - 1], seq.layout().clone());
+    let mut wants = vec![
+        (seq.storage(), false),
+        (values.storage(), false),
+        (out.storage(), true),
+    ];
+    if let Some(s) = sorter {
+        wants.push((s.storage(), false));
+    }
+    let _g = borrow::acquire(op, &wants)?;
+    let sp = seq.storage().data_ptr() as *const T;
+    let vp = values.storage().data_ptr() as *const T;
+    let op_ = out.storage().data_ptr();
+    let wide = out.dtype() == DType::I64;
+    // Per value: the row base of `seq` (and of `sorter`), then a binary search.
+    let row_len = values.shape().last().copied().unwrap_or(1);
+    let vnd = values.ndim();
+    let mut j = 0usize;
+    let mut result: Result<()> = Ok(());
+    super::walk(
+        values.shape(),
+        [values.strides()],
+        [values.offset()],
+        |[vo]| {
+            if result.is_err() {
+                return;
+            }
+            // The row of `seq`: the single row for 1-D, else the row with the value's
+            // leading coordinates (the value's own row number, as the leading dims agree).
+            let row = if nd == 1 || vnd == 0 { 0 } else { j / row_len };
+            let (sbase, srow_base) = if nd == 1 {
+                (sl.offset() as isize, 0isize)
+            } else {
+                let mut rem = row;
+                let mut base = sl.offset() as isize;
+                let mut sbase = 0isize;
+                for d in (0..nd - 1).rev() {
+                    let sz = sl.shape()[d];
+                    let c = rem % sz;
+                    rem /= sz;
+                    base += c as isize * sl.strides()[d];
+                    if let Some(s) = sorter {
+                        sbase += c as isize * s.strides()[d];
+                    }
+                }
+                (base, sbase)
+            };
+            // SAFETY: `vo` is an element of `values`' checked layout over its borrowed storage.
+            let key = unsafe { *vp.add(vo) }.key();
+            let at = |i: usize| -> Result<T::K> {
+                let p = match sorter {
+                    None => i as isize,
+                    Some(s) => {
+                        // SAFETY: element `i` of the sorter's row (same shape as `seq`).
+                        let q = unsafe {
+                            *(s.storage().data_ptr() as *const i64).offset(
+                                s.offset() as isize + srow_base + i as isize * s.strides()[nd - 1],
+                            )
+                        };
+                        if q < 0 || q as usize >= n {
+                            return Err(Error::index(
+                            op,
+                            format!("sorter index out of range: {q} for a sorted_sequence of size {n}"),
+                        ));
+                        }
+                        q as isize
+                    }
+                };
+                // SAFETY: position `p < n` of the row, inside `seq`'s checked layout.
+                Ok(unsafe { *sp.offset(sbase + p * ss) }.key())
+            };
+            let (mut lo, mut hi) = (0usize, n);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                let m = match at(mid) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        result = Err(e);
+                        return;
+                    }
+                };
+                if m < key || (right && m == key) {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            // SAFETY: element `j` of the fresh contiguous `out`, of `values`' shape.
+            unsafe {
+                if wide {
+                    *(op_ as *mut i64).add(j) = lo as i64;
+                } else {
+                    *(op_ as *mut i32).add(j) = lo as i32;
+                }
+            }
+            j += 1;
+        },
+    );
+    result
+}
