@@ -363,7 +363,8 @@ class Tensor:
     def gather(self, dim: builtins.int, index: _TensorLike) -> Tensor:
         """``out[i][j] = self[index[i][j]][j]`` for ``dim=0`` (and so on): ``torch.gather``,
         NumPy's ``take_along_axis``. ``index`` is int64 with this tensor's number of dims,
-        no dim longer than this tensor's except ``dim``."""
+        no dim longer than this tensor's except ``dim``, values in ``0..size`` (negative
+        ones are an error, as in PyTorch)."""
     def masked_select(self, mask: _TensorLike) -> Tensor:
         """The elements where ``mask`` (bool, broadcast against this tensor) is true, as
         a new 1-D tensor (``torch.masked_select``)."""
@@ -1085,12 +1086,20 @@ def allclose(
     equal_nan: builtins.bool = False,
 ) -> builtins.bool: ...
 def cross(input: _Input, other: _TensorLike, dim: builtins.int | None = None) -> Tensor: ...
-def cat(tensors: Sequence[_TensorLike], dim: builtins.int = 0) -> Tensor:
+def cat(
+    tensors: Sequence[_TensorLike], dim: builtins.int | None = None, *, axis: builtins.int | None = None
+) -> Tensor:
     """The tensors joined along ``dim`` (``torch.cat``); dtypes promote; 1-D tensors of
     shape ``(0,)`` are skipped."""
-def concat(tensors: Sequence[_TensorLike], dim: builtins.int = 0) -> Tensor: ...
-def concatenate(tensors: Sequence[_TensorLike], axis: builtins.int = 0) -> Tensor: ...
-def stack(tensors: Sequence[_TensorLike], dim: builtins.int = 0) -> Tensor:
+def concat(
+    tensors: Sequence[_TensorLike], dim: builtins.int | None = None, *, axis: builtins.int | None = None
+) -> Tensor: ...
+def concatenate(
+    tensors: Sequence[_TensorLike], axis: builtins.int | None = None, *, dim: builtins.int | None = None
+) -> Tensor: ...
+def stack(
+    tensors: Sequence[_TensorLike], dim: builtins.int | None = None, *, axis: builtins.int | None = None
+) -> Tensor:
     """The tensors, all of one shape, joined along a new dim ``dim``."""
 def meshgrid(*tensors: _TensorLike | Sequence[_TensorLike], indexing: builtins.str = "ij") -> tuple[Tensor, ...]:
     """Coordinate grids of 0-d/1-D tensors, as expanded views (``"xy"``: NumPy's order)."""

@@ -41,10 +41,26 @@ fn total(ts: &[Tensor]) -> usize {
     ts.iter().map(Tensor::numel).fold(0, usize::saturating_add)
 }
 
-/// `strata.cat(tensors, dim=0)`: the tensors joined along `dim`.
+/// `dim`, or its NumPy spelling `axis` (PyTorch's argument parser takes either).
+fn dim_or_axis(op: &str, dim: Option<i64>, axis: Option<i64>) -> PyResult<i64> {
+    match (dim, axis) {
+        (Some(_), Some(_)) => Err(PyTypeError::new_err(format!(
+            "{op}(): got both 'dim' and its alias 'axis'"
+        ))),
+        (d, a) => Ok(d.or(a).unwrap_or(0)),
+    }
+}
+
+/// `strata.cat(tensors, dim=0)` (or `axis=`): the tensors joined along `dim`.
 #[pyfunction]
-#[pyo3(signature = (tensors, dim=0))]
-pub fn cat(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
+#[pyo3(signature = (tensors, dim=None, *, axis=None))]
+pub fn cat(
+    py: Python<'_>,
+    tensors: &Bound<'_, PyAny>,
+    dim: Option<i64>,
+    axis: Option<i64>,
+) -> PyResult<PyTensor> {
+    let dim = dim_or_axis("cat", dim, axis)?;
     let ts = tensor_seq("cat", tensors)?;
     wrap(nogil(py, total(&ts), move || {
         let refs: Vec<&Tensor> = ts.iter().collect();
@@ -52,17 +68,28 @@ pub fn cat(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyT
     }))
 }
 
-/// `strata.concatenate(tensors, axis=0)`: NumPy's name for `cat`.
+/// `strata.concatenate(tensors, axis=0)` (or `dim=`): NumPy's name for `cat`.
 #[pyfunction]
-#[pyo3(signature = (tensors, axis=0))]
-pub fn concatenate(py: Python<'_>, tensors: &Bound<'_, PyAny>, axis: i64) -> PyResult<PyTensor> {
-    cat(py, tensors, axis)
+#[pyo3(signature = (tensors, axis=None, *, dim=None))]
+pub fn concatenate(
+    py: Python<'_>,
+    tensors: &Bound<'_, PyAny>,
+    axis: Option<i64>,
+    dim: Option<i64>,
+) -> PyResult<PyTensor> {
+    cat(py, tensors, dim, axis)
 }
 
-/// `strata.stack(tensors, dim=0)`: the tensors joined along a new dim.
+/// `strata.stack(tensors, dim=0)` (or `axis=`): the tensors joined along a new dim.
 #[pyfunction]
-#[pyo3(signature = (tensors, dim=0))]
-pub fn stack(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
+#[pyo3(signature = (tensors, dim=None, *, axis=None))]
+pub fn stack(
+    py: Python<'_>,
+    tensors: &Bound<'_, PyAny>,
+    dim: Option<i64>,
+    axis: Option<i64>,
+) -> PyResult<PyTensor> {
+    let dim = dim_or_axis("stack", dim, axis)?;
     let ts = tensor_seq("stack", tensors)?;
     wrap(nogil(py, total(&ts), move || {
         let refs: Vec<&Tensor> = ts.iter().collect();

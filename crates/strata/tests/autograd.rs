@@ -790,3 +790,197 @@ fn bad_uses_are_errors_with_pytorch_texts() {
     .to_string();
     assert_eq!(e, "One of the differentiated Tensors does not require grad");
 }
+
+#[test]
+fn placing_sorting_and_composite_ops_match_finite_differences() {
+    // Distinct values, so sorts and top-k have no ties to break.
+    let x = t64(&sample(12, 21, -2.0, 2.0), &[3, 4]);
+    let y = t64(&sample(12, 22, -2.0, 2.0), &[3, 4]);
+    let v3 = t64(&sample(6, 23, -1.0, 1.0), &[2, 3]);
+    let w3 = t64(&sample(6, 24, -1.0, 1.0), &[2, 3]);
+    let idx = Tensor::from_vec(vec![2i64, 0, 1, 1, 3, 0], &[2, 3]).unwrap();
+    let perm = Tensor::from_vec(vec![2i64, 0, 1, 0, 1, 2, 1, 2, 0], &[3, 3]).unwrap();
+    type Case = (&'static str, Box<F>, Vec<Tensor>);
+    let cases: Vec<Case> = vec![
+        (
+            "cat",
+            Box::new(|i: &[Tensor]| Tensor::cat(&[&i[0], &i[1].t()?.t()?.narrow(0, 0, 2)?], 0)),
+            vec![x.clone(), y.clone()],
+        ),
+        (
+            "cat dim 1 of a transposed input",
+            Box::new(|i: &[Tensor]| Tensor::cat(&[&i[0].t()?, &i[1].t()?], 1)),
+            vec![x.clone(), y.clone()],
+        ),
+        (
+            "stack",
+            Box::new(|i: &[Tensor]| Tensor::stack(&[&i[0], &i[1]], 1)),
+            vec![x.clone(), y.clone()],
+        ),
+        (
+            "sort",
+            Box::new(|i: &[Tensor]| Ok(i[0].sort(1, false, false)?.0)),
+            vec![x.clone()],
+        ),
+        (
+            "sort descending dim 0",
+            Box::new(|i: &[Tensor]| Ok(i[0].t()?.sort(0, true, true)?.0)),
+            vec![x.clone()],
+        ),
+        (
+            "topk",
+            Box::new(|i: &[Tensor]| Ok(i[0].topk(2, 1, true, true)?.0)),
+            vec![x.clone()],
+        ),
+        (
+            "gather",
+            Box::new(move |i: &[Tensor]| i[0].narrow(0, 0, 2)?.gather(1, &idx)),
+            vec![x.clone()],
+        ),
+        (
+            "scatter",
+            Box::new({
+                let perm = perm.clone();
+                move |i: &[Tensor]| {
+                    i[0].narrow(1, 0, 3)?
+                        .scatter(1, &perm.narrow(0, 0, 2)?, &i[1])
+                }
+            }),
+            vec![x.clone(), w3.clone()],
+        ),
+        (
+            "scatter_add with repeats",
+            Box::new(|i: &[Tensor]| {
+                let rep = Tensor::from_vec(vec![0i64, 0, 2, 1, 1, 1], &[2, 3])?;
+                i[0].scatter_add(1, &rep, &i[1])
+            }),
+            vec![x.clone(), w3.clone()],
+        ),
+        (
+            "take_along_dim",
+            Box::new(move |i: &[Tensor]| i[0].take_along_dim(&perm.narrow(1, 0, 2)?, Some(1))),
+            vec![x.narrow(1, 0, 3).unwrap().contiguous().unwrap()],
+        ),
+        (
+            "roll",
+            Box::new(|i: &[Tensor]| i[0].roll(&[1, -2], &[0, 1])),
+            vec![x.clone()],
+        ),
+        (
+            "repeat",
+            Box::new(|i: &[Tensor]| i[0].repeat(&[2, 1, 3])),
+            vec![v3.clone()],
+        ),
+        (
+            "tile of a column",
+            Box::new(|i: &[Tensor]| i[0].narrow(1, 0, 1)?.tile(&[2, 3])),
+            vec![v3.clone()],
+        ),
+        (
+            "tril",
+            Box::new(|i: &[Tensor]| i[0].tril(1)),
+            vec![x.clone()],
+        ),
+        (
+            "triu",
+            Box::new(|i: &[Tensor]| i[0].t()?.triu(-1)),
+            vec![x.clone()],
+        ),
+        (
+            "diff",
+            Box::new(|i: &[Tensor]| i[0].diff(2, 1, None, Some(&i[1].narrow(1, 0, 1)?))),
+            vec![x.clone(), y.clone()],
+        ),
+        (
+            "softmax",
+            Box::new(|i: &[Tensor]| i[0].softmax(1, None)),
+            vec![x.clone()],
+        ),
+        (
+            "log_softmax",
+            Box::new(|i: &[Tensor]| i[0].t()?.log_softmax(1, None)),
+            vec![x.clone()],
+        ),
+        (
+            "cross",
+            Box::new(|i: &[Tensor]| i[0].cross(&i[1], Some(1))),
+            vec![v3.clone(), w3.clone()],
+        ),
+        (
+            "cumulative_sum",
+            Box::new(|i: &[Tensor]| i[0].cumulative_sum(Some(1), None, true)),
+            vec![x.clone()],
+        ),
+        (
+            "einsum matmul",
+            Box::new(|i: &[Tensor]| Tensor::einsum("ij,kj->ik", &[&i[0], &i[1]])),
+            vec![x.clone(), y.clone()],
+        ),
+        (
+            "einsum diagonal and sum",
+            Box::new(|i: &[Tensor]| Tensor::einsum("ii,ij->j", &[&i[0].narrow(1, 0, 3)?, &i[1]])),
+            vec![x.clone(), y.clone()],
+        ),
+        (
+            "meshgrid",
+            Box::new(|i: &[Tensor]| {
+                let g = Tensor::meshgrid(&[&i[0].select(0, 0)?, &i[1].select(1, 1)?], true)?;
+                g[0].mul(&g[1])
+            }),
+            vec![x.clone(), y.clone()],
+        ),
+    ];
+    for (name, f, inputs) in &cases {
+        let inputs: Vec<Tensor> = inputs
+            .iter()
+            .map(|t| t.detach().clone_data().unwrap())
+            .collect();
+        gradcheck(name, f.as_ref(), &inputs);
+    }
+    // Grad-fn names, as PyTorch's.
+    let a = x.detach().requires_grad_(true).unwrap().clone();
+    let names = [
+        Tensor::cat(&[&a, &a], 0)
+            .unwrap()
+            .grad_fn()
+            .unwrap()
+            .name()
+            .to_string(),
+        a.sort(0, false, false)
+            .unwrap()
+            .0
+            .grad_fn()
+            .unwrap()
+            .name()
+            .to_string(),
+        a.topk(1, 0, true, true)
+            .unwrap()
+            .0
+            .grad_fn()
+            .unwrap()
+            .name()
+            .to_string(),
+        a.repeat(&[2, 1])
+            .unwrap()
+            .grad_fn()
+            .unwrap()
+            .name()
+            .to_string(),
+        a.roll(&[1], &[0])
+            .unwrap()
+            .grad_fn()
+            .unwrap()
+            .name()
+            .to_string(),
+    ];
+    assert_eq!(
+        names,
+        [
+            "CatBackward0",
+            "SortBackward0",
+            "TopkBackward0",
+            "RepeatBackward0",
+            "RollBackward0"
+        ]
+    );
+}

@@ -343,9 +343,21 @@ fn check_gathers(rng: &mut Rng, v: &View) -> Result<(), TestCaseError> {
                 }
             })
             .collect();
-        let ix = random_indices(rng, numel(&ishape), shape[d]);
+        // PyTorch's gather takes `0..size` only: a negative index is an error.
+        let ix: Vec<i64> = random_indices(rng, numel(&ishape), shape[d])
+            .into_iter()
+            .map(|i| wrap(i, shape[d]) as i64)
+            .collect();
         let it = Tensor::from_vec(ix.clone(), &ishape).unwrap();
         let got = v.t.gather(d as i64, &it).unwrap();
+        if !ix.is_empty() {
+            let mut neg = ix.clone();
+            neg[0] = -1;
+            let e =
+                v.t.gather(d as i64, &Tensor::from_vec(neg, &ishape).unwrap())
+                    .unwrap_err();
+            prop_assert_eq!(e.kind(), ErrorKind::Index);
+        }
         prop_assert_eq!(got.shape(), &ishape[..]);
         let got = values(&got);
         for (o, a) in got.iter().enumerate() {

@@ -1,6 +1,6 @@
 //! The CPU backend: today's engine (`kernel/`), behind [`Backend`].
 
-use super::{Backend, Fill};
+use super::{Backend, Bound, Fill};
 use crate::error::Result;
 use crate::kernel;
 use crate::ops::reduce::{ReduceSpec, Reduction};
@@ -54,7 +54,7 @@ impl Backend for CpuBackend {
         &self,
         op: &'static str,
         index: &Tensor,
-        bound: (usize, usize),
+        bound: Bound,
         stride: isize,
     ) -> Result<Vec<isize>> {
         kernel::gather::index_offsets(op, index, bound, stride)
@@ -65,7 +65,7 @@ impl Backend for CpuBackend {
         op: &'static str,
         offs: &mut [isize],
         index: &Tensor,
-        bound: Option<(usize, usize)>,
+        bound: Option<Bound>,
         stride: isize,
     ) -> Result<()> {
         kernel::gather::add_index_offsets(op, offs, index, bound, stride)

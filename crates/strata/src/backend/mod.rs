@@ -32,6 +32,37 @@ use crate::ops::table::{Binary, Ternary, Unary};
 use crate::storage::{Device, Storage};
 use crate::tensor::{Generator, Scalar, Tensor};
 
+/// The range the values of an index tensor must lie in along dim `dim` of size `size`:
+/// `-size..size` (negative counting from the end) when `negative`, else `0..size`
+/// (PyTorch's rule for `gather` and `scatter`). Out of range is the index error naming the
+/// value, the dim and the size.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Bound {
+    pub dim: usize,
+    pub size: usize,
+    pub negative: bool,
+}
+
+impl Bound {
+    /// `-size..size` along `dim`.
+    pub(crate) fn wrapping(dim: usize, size: usize) -> Bound {
+        Bound {
+            dim,
+            size,
+            negative: true,
+        }
+    }
+
+    /// `0..size` along `dim`.
+    pub(crate) fn non_negative(dim: usize, size: usize) -> Bound {
+        Bound {
+            dim,
+            size,
+            negative: false,
+        }
+    }
+}
+
 /// What a creation op writes into its fresh tensor, element `i` of the flattened output.
 pub(crate) enum Fill<'a> {
     /// `arange`: `start + i·step`, exact in `i64` when `int` (the dtype is an integer
@@ -97,27 +128,25 @@ pub(crate) trait Backend: Send + Sync {
     fn nonzero_flat(&self, op: &'static str, mask: &Tensor) -> Result<Option<Tensor>>;
 
     /// Adds `index[j]·stride` to `offs[j]` for every element `j` (row-major) of the int64
-    /// or uint64 `index`; with `bound = Some((dim, size))` each value is checked against
-    /// `-size..size` first (negative counts from the end; out of range is the index
-    /// error).
+    /// or uint64 `index`; with a `bound` each value is checked against it first (a
+    /// negative one, where allowed, counts from the end).
     fn add_index_offsets(
         &self,
         op: &'static str,
         offs: &mut [isize],
         index: &Tensor,
-        bound: Option<(usize, usize)>,
+        bound: Option<Bound>,
         stride: isize,
     ) -> Result<()>;
 
     /// The offsets `wrap(index[j])·stride` of every element `j` (row-major) of the int64
-    /// or uint64 `index`, each value checked against `-size..size` of `bound = (dim,
-    /// size)` first: [`add_index_offsets`](Self::add_index_offsets) into zeros, which is
+    /// or uint64 `index`, each value checked against `bound` first: [`add_index_offsets`](Self::add_index_offsets) into zeros, which is
     /// what this default does.
     fn index_offsets(
         &self,
         op: &'static str,
         index: &Tensor,
-        bound: (usize, usize),
+        bound: Bound,
         stride: isize,
     ) -> Result<Vec<isize>> {
         let mut offs: Vec<isize> = crate::error::try_vec(op, index.numel())?;

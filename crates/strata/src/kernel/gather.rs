@@ -71,7 +71,7 @@ pub(crate) fn add_index_offsets(
     op: &'static str,
     offs: &mut [isize],
     index: &Tensor,
-    bound: Option<(usize, usize)>,
+    bound: Option<crate::backend::Bound>,
     stride: isize,
 ) -> Result<()> {
     debug_assert_eq!(index.numel(), offs.len());
@@ -88,14 +88,14 @@ pub(crate) fn add_index_offsets(
         }
     };
     let l = index.layout();
-    if let (false, Some((_, size)), true) = (unsigned, bound, l.is_contiguous()) {
+    if let (false, Some(b), true) = (unsigned, bound, l.is_contiguous()) {
         // SAFETY: a contiguous layout's elements are the `numel` values from its offset,
         // inside its storage (L4), kept alive and unwritten by the borrow above.
         let p = unsafe { base.add(l.offset() * 8) };
         if (p as usize).is_multiple_of(align_of::<i64>()) {
             // SAFETY: as above; aligned, and any bit pattern is an `i64`.
             let ix = unsafe { std::slice::from_raw_parts(p.cast::<i64>(), offs.len()) };
-            if offsets_in_range(offs, ix, size, stride) {
+            if offsets_in_range(offs, ix, b.size, b.negative, stride) {
                 return Ok(());
             }
             // Out of range: the element-wise loop below names the first bad index.
@@ -117,9 +117,13 @@ pub(crate) fn add_index_offsets(
             i64::from_ne_bytes(raw) as i128
         };
         let w = match bound {
-            Some((dim, size)) => {
+            Some(crate::backend::Bound {
+                dim,
+                size,
+                negative,
+            }) => {
                 let n = size as i128;
-                if v < -n || v >= n {
+                if v < if negative { -n } else { 0 } || v >= n {
                     bad = Some(Error::index(
                         op,
                         format!("index {v} is out of bounds for dimension {dim} with size {size}"),
@@ -156,11 +160,12 @@ pub(crate) fn add_index_offsets(
 pub(crate) fn index_offsets(
     op: &'static str,
     index: &Tensor,
-    bound: (usize, usize),
+    bound: crate::backend::Bound,
     stride: isize,
 ) -> Result<Vec<isize>> {
     let count = index.numel();
-    if index.dtype() == DType::I64 && index.layout().is_contiguous() {
+    // The vector path wraps negative values: for bounds that allow them.
+    if bound.negative && index.dtype() == DType::I64 && index.layout().is_contiguous() {
         let _g = acquire(op, &[(index.storage(), false)])?;
         // SAFETY: a contiguous layout's elements are the `numel` values from its offset,
         // inside its storage (L4), kept alive and unwritten by the borrow above.
@@ -168,7 +173,7 @@ pub(crate) fn index_offsets(
         if (p as usize).is_multiple_of(align_of::<i64>()) {
             // SAFETY: as above; aligned, and any bit pattern is an `i64`.
             let ix = unsafe { std::slice::from_raw_parts(p.cast::<i64>(), count) };
-            if let Ok(n) = i64::try_from(bound.1) {
+            if let Ok(n) = i64::try_from(bound.size) {
                 let mut offs: Vec<isize> = try_vec(op, count)?;
                 let level = crate::kernel::cpu::level();
                 // SAFETY: `count` slots are reserved; `wrap_offsets_on` writes them all.
@@ -259,7 +264,7 @@ unsafe fn wrap_offsets(ix: &[i64], n: i64, stride: isize, out: *mut isize) -> bo
 
 /// `Some(size as i64)` when every value of `ix` is in `-size..size` (one pass for the
 /// extremes, in blocks that vectorise).
-fn in_range(ix: &[i64], size: usize) -> Option<i64> {
+fn in_range(ix: &[i64], size: usize, negative: bool) -> Option<i64> {
     let n = i64::try_from(size).ok()?;
     let (lo, hi) = ix
         .chunks(1 << 12)
@@ -268,7 +273,8 @@ fn in_range(ix: &[i64], size: usize) -> Option<i64> {
                 .fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v), b.max(v)))
         })
         .fold((i64::MAX, i64::MIN), |(a, b), (c, d)| (a.min(c), b.max(d)));
-    (ix.is_empty() || (lo >= -n && hi < n)).then_some(n)
+    let floor = if negative { -n } else { 0 };
+    (ix.is_empty() || (lo >= floor && hi < n)).then_some(n)
 }
 
 /// `out[j, r] = src[src.offset + offs[j] + r·rest_strides]`: `out`'s first `nb` dims are
@@ -726,8 +732,14 @@ unsafe fn compact<O: Pos>(bytes: &[u8], count: usize, base: usize, w: isize, out
 /// extremes, then, when every value is in `-size..size`, one that adds the wrapped
 /// values times `stride`. Returns false (having written nothing) when a value is out of
 /// range.
-fn offsets_in_range(offs: &mut [isize], ix: &[i64], size: usize, stride: isize) -> bool {
-    let Some(n) = in_range(ix, size) else {
+fn offsets_in_range(
+    offs: &mut [isize],
+    ix: &[i64],
+    size: usize,
+    negative: bool,
+    stride: isize,
+) -> bool {
+    let Some(n) = in_range(ix, size, negative) else {
         return false;
     };
     // In range: the wrapped value is a position along a dim of a valid view, so its

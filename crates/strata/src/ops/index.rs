@@ -17,7 +17,7 @@
 //!    dims in place of the indexed ones when those are adjacent, else in front (NumPy's
 //!    rule; an int is basic, as in PyTorch, so `x[0, :, [0, 1]]` keeps them in place).
 
-use crate::backend::backend_of;
+use crate::backend::{backend_of, Bound};
 use crate::dtype::DType;
 use crate::error::{try_vec, Error, Result};
 use crate::layout::broadcast::broadcast_all;
@@ -237,7 +237,7 @@ fn resolve(op: &'static str, t: &Tensor, key: &[TensorIndex]) -> Result<Resolved
     {
         // One index tensor alone (`x[idx]`, `index_select`, `take`): its offsets straight
         // into a fresh vector (the broadcast shape is its own).
-        let bound = (*dim, view.shape()[*dim]);
+        let bound = Bound::wrapping(*dim, view.shape()[*dim]);
         // backend seam
         backend_of(op, &[x])?.index_offsets(op, x, bound, view.strides()[*dim])?
     } else {
@@ -245,7 +245,11 @@ fn resolve(op: &'static str, t: &Tensor, key: &[TensorIndex]) -> Result<Resolved
         offs.resize(count, 0);
         for a in adv {
             let (index, bound, stride) = match a.kind {
-                Kind::Ints(x) => (x, Some((a.dim, view.shape()[a.dim])), view.strides()[a.dim]),
+                Kind::Ints(x) => (
+                    x,
+                    Some(Bound::wrapping(a.dim, view.shape()[a.dim])),
+                    view.strides()[a.dim],
+                ),
                 Kind::Offsets(o) => {
                     let n = o.len();
                     let o: Vec<i64> = o.into_iter().map(|v| v as i64).collect();
@@ -576,7 +580,8 @@ impl Tensor {
     /// `out[i][j]… = self[…][index[i][j]…][…]` with the index replacing the coordinate of
     /// `dim` (PyTorch's `gather`, NumPy's `take_along_axis`): a new tensor of `index`'s
     /// shape. `index` has this tensor's number of dims and no dim longer than this
-    /// tensor's, except `dim`; negative indices count from the end.
+    /// tensor's, except `dim`; its values lie in `0..size` of `dim` (PyTorch's rule: a
+    /// negative value is an error, not counted from the end).
     ///
     /// ```
     /// let x = strata::Tensor::from_vec(vec![1i32, 2, 3, 4], &[2, 2])?;
@@ -587,7 +592,7 @@ impl Tensor {
     ///
     /// # Errors
     /// A `dim` out of range; an index that is not `int64`, has another number of dims or
-    /// a longer dim than allowed; an index value outside `-size..size` of `dim`.
+    /// a longer dim than allowed; an index value outside `0..size` of `dim`.
     pub fn gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
         if !crate::autograd::needs_grad(&[self]) {
             return self.gather_raw(dim, index);
@@ -672,7 +677,7 @@ impl Tensor {
             OP,
             &mut offs,
             index,
-            Some((d, self.shape()[d])),
+            Some(Bound::non_negative(d, self.shape()[d])),
             self.strides()[d],
         )?;
         let out = Tensor::alloc_uninit_on(OP, index.shape(), self.dtype(), self.device())?;
@@ -829,7 +834,7 @@ fn scatter_raw(
         op,
         &mut offs,
         &index,
-        Some((d, t1.shape()[d])),
+        Some(Bound::non_negative(d, t1.shape()[d])),
         t1.strides()[d],
     )?;
     // backend seam
@@ -932,8 +937,7 @@ impl Tensor {
     ///
     /// # Errors
     /// A `dim` out of range; an index that is not int64, has another number of dims or a
-    /// longer dim than allowed, or a value outside `-size..size` of `dim` (an index
-    /// error); a `src` of another dtype; a read-only or self-overlapping tensor.
+    /// longer dim than allowed, or a value outside `0..size` of `dim` (an index error); a `src` of another dtype; a read-only or self-overlapping tensor.
     pub fn scatter_(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<&Self> {
         scatter_grad("scatter_", self, dim, index, ScatterSrc::Tensor(src), false)?;
         Ok(self)

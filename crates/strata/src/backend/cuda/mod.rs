@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use cudarc::driver::sys;
 
-use super::{Backend, Fill};
+use super::{Backend, Bound, Fill};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::kernel::math::not_implemented;
@@ -772,7 +772,7 @@ impl Backend for CudaBackend {
         op: &'static str,
         offs: &mut [isize],
         index: &Tensor,
-        bound: Option<(usize, usize)>,
+        bound: Option<Bound>,
         stride: isize,
     ) -> Result<()> {
         let host = if index.device().is_cpu() {
