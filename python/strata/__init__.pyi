@@ -375,6 +375,10 @@ class Tensor:
     @overload
     def nonzero(self, *, as_tuple: Literal[True]) -> tuple[Tensor, ...]:
         """One 1-D int64 tensor of coordinates per dim (a 0-d tensor counts as 1-D)."""
+    def __array_namespace__(self, *, api_version: builtins.str | None = None) -> Any:
+        """The array API namespace, ``strata.array_api`` (versions 2023.12, 2024.12)."""
+    def to_device(self, device: builtins.str, /, *, stream: Any = None) -> Tensor:
+        """This tensor on ``device`` (itself when already there): the array API's name."""
     def roll(self, shifts: _Size, dims: _Size | None = None) -> Tensor:
         """The elements shifted along ``dims``, wrapping around (``torch.roll``); with no
         ``dims`` the flattened tensor is rolled and the shape restored."""

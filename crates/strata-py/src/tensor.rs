@@ -1066,6 +1066,45 @@ impl PyTensor {
         Ok(host.into_pyobject(py)?.into_any().unbind())
     }
 
+    /// The array API's `__array_namespace__`: the `strata.array_api` module, which
+    /// implements the standard's versions 2023.12 and 2024.12 (`api_version=None`: the
+    /// latest).
+    #[pyo3(signature = (*, api_version=None))]
+    fn __array_namespace__(
+        &self,
+        py: Python<'_>,
+        api_version: Option<&str>,
+    ) -> PyResult<Py<PyAny>> {
+        match api_version {
+            None | Some("2023.12") | Some("2024.12") => {}
+            Some(v) => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "strata.array_api implements the array API standard versions 2023.12 and 2024.12, not {v:?}"
+                )))
+            }
+        }
+        Ok(py.import("strata.array_api")?.into_any().unbind())
+    }
+
+    /// The array API's `to_device(device, /, *, stream=None)`: this tensor when it is on
+    /// `device` already, else a copy there (on the current stream; `stream` is accepted
+    /// for the standard's signature).
+    #[pyo3(signature = (device, /, *, stream=None))]
+    fn to_device(
+        &self,
+        py: Python<'_>,
+        device: &Bound<'_, PyAny>,
+        stream: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let _ = stream;
+        let dev = crate::device::opt_device("to_device", Some(device))?;
+        if dev == self.inner.device() {
+            return Ok(PyTensor::wrap(self.inner.clone()));
+        }
+        let t = self.inner.clone();
+        py.detach(|| t.to_device(dev)).py().map(PyTensor::wrap)
+    }
+
     fn index_select(&self, dim: i64, index: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let ix = int_list(index)?;
         self.inner.index_select(dim, &ix).py().map(PyTensor::wrap)
