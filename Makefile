@@ -6,7 +6,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: all test test-rust test-python lint tour bench bench-rust bench-python fmt develop develop-release gpu-bundle
+.PHONY: all test test-rust test-python lint tour bench bench-rust bench-python fmt develop develop-release gpu-bundle array-api
 
 all: test
 
@@ -43,6 +43,25 @@ develop-release: $(VENV)/.ready
 
 test-python: develop
 	$(VPY) -m pytest python/tests -q
+
+# The array API standard's test suite (data-apis/array-api-tests, a checkout with its
+# array-api submodule) against strata.array_api, standard 2024.12; not part of `make test`
+# (it needs that checkout): `make array-api ARRAY_API_TESTS=/path/to/array-api-tests`.
+# strata has no complex dtypes (skipped, as the suite's README says) and no linalg or fft
+# extension (disabled); what still fails is python/array_api_xfails.txt, with the causes.
+# Checked with the suite's release 2026.02.26: later commits (from data-apis/array-api-tests
+# PR 430) fail at import when the complex dtypes are skipped.
+ARRAY_API_TESTS ?=
+ARRAY_API_MAX_EXAMPLES ?= 100
+array-api: develop
+	@test -d "$(ARRAY_API_TESTS)/array_api_tests" && test -d "$(ARRAY_API_TESTS)/array-api/src" || \
+		{ echo "usage: make array-api ARRAY_API_TESTS=/path/to/array-api-tests (with its array-api submodule)"; exit 2; }
+	$(VPY) -m pip install --quiet ndindex pytest-json-report
+	cd "$(ARRAY_API_TESTS)" && ARRAY_API_TESTS_MODULE=strata.array_api ARRAY_API_TESTS_VERSION=2024.12 \
+		ARRAY_API_TESTS_SKIP_DTYPES=complex64,complex128 \
+		$(abspath $(VPY)) -m pytest array_api_tests -q -rfEX -p no:cacheprovider \
+		--max-examples $(ARRAY_API_MAX_EXAMPLES) --disable-extension linalg fft \
+		--xfails-file $(abspath python/array_api_xfails.txt)
 
 tour:
 	$(CARGO) run --release --example tour

@@ -102,7 +102,7 @@ def main() -> None:
     ap.add_argument("--procs", type=int, default=2)
     ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--lr", type=float, default=0.05)
+    ap.add_argument("--lr", type=float, default=0.1)
     ap.add_argument("--momentum", type=float, default=0.5)
     ap.add_argument("--start-method", default="fork", choices=mp.get_all_start_methods())
     ap.add_argument("--quick", action="store_true", help="tiny settings, for tests")

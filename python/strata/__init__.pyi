@@ -19,6 +19,7 @@ from typing import Any, Literal, Self, SupportsIndex, TypeAlias, final, overload
 import numpy as np
 import numpy.typing as npt
 
+from . import array_api as array_api
 from . import autograd as autograd
 from . import cuda as cuda
 from . import multiprocessing as multiprocessing

@@ -188,9 +188,9 @@ class FunctionCtx:
 class Function:
     """A custom differentiable op: subclass with static ``forward(ctx, *args)`` and
     ``backward(ctx, *grad_outputs)`` (one gradient, or ``None``, per argument of
-    ``forward``), and call ``MyOp.apply(*args)``. The outputs ``apply`` returns are new
-    tensor objects carrying the history (over the same storage as ``forward``'s, a
-    ``mark_dirty`` input's included)."""
+    ``forward``), and call ``MyOp.apply(*args)``. The outputs ``apply`` returns carry the
+    history; an input ``forward`` wrote in place and returned (``ctx.mark_dirty``) is
+    returned as itself, its ``grad_fn`` now the function's node, as PyTorch does."""
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -243,8 +243,12 @@ class Function:
         recorded = _strata._record_function(
             cls.__name__ + "Backward", tensor_args, [outs[i] for i in picks], run_backward
         )
+        dirty = {id(d) for d in ctx._dirty}
         for i, t in zip(picks, recorded):
-            outs[i] = t
+            if id(outs[i]) in dirty:
+                _strata._take_history(outs[i], t)  # the input object itself carries it
+            else:
+                outs[i] = t
         return outs[0] if single else tuple(outs)
 
 

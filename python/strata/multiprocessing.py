@@ -48,7 +48,7 @@ from multiprocessing.reduction import DupFd as _DupFd
 from multiprocessing.reduction import ForkingPickler as _ForkingPickler
 
 from . import _strata
-from ._errors import StrataValueError
+from ._errors import AutogradError, StrataValueError
 
 __all__ = [
     "get_sharing_strategy",
@@ -82,35 +82,41 @@ def sweep() -> int:
     return _strata._shm_sweep()
 
 
-def _rebuild_buffer(buf, dtype: str, shape: tuple):
+def _with_grad(t, requires_grad: bool):
+    # A tensor that required grad arrives as a leaf that does (PyTorch's rule).
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def _rebuild_buffer(buf, dtype: str, shape: tuple, requires_grad: bool = False):
     # A flat byte buffer (a PickleBuffer of the sender's bytes, bytes, a bytearray) is
     # imported as it is, so the tensor holds its real exporter, not a memoryview in between.
     if not isinstance(buf, memoryview):
         with memoryview(buf) as mv:
             flat = mv.ndim == 1 and mv.format == "B"
         if flat:
-            return _strata._tensor_from_bytes(buf, dtype, list(shape))
+            return _with_grad(_strata._tensor_from_bytes(buf, dtype, list(shape)), requires_grad)
     mv = memoryview(buf)
     if mv.ndim != 1 or mv.format != "B":
         mv = mv.cast("B")
-    return _strata._tensor_from_bytes(mv, dtype, list(shape))
+    return _with_grad(_strata._tensor_from_bytes(mv, dtype, list(shape)), requires_grad)
 
 
-def _rebuild_owned(buf, dtype: str, shape: tuple):
+def _rebuild_owned(buf, dtype: str, shape: tuple, requires_grad: bool = False):
     # An in-band copy made by the pickle stream for this tensor alone: nobody else holds
     # it, so the tensor may later move into shared memory (see share_memory_).
     mv = memoryview(buf)
     if mv.ndim != 1 or mv.format != "B":
         mv = mv.cast("B")
-    return _strata._tensor_from_bytes(mv, dtype, list(shape), owned=True)
+    t = _strata._tensor_from_bytes(mv, dtype, list(shape), owned=True)
+    return _with_grad(t, requires_grad)
 
 
-def _rebuild_fd(df, record: bytes):
-    return _strata._shm_import(df.detach(), record)
+def _rebuild_fd(df, record: bytes, requires_grad: bool = False):
+    return _with_grad(_strata._shm_import(df.detach(), record), requires_grad)
 
 
-def _rebuild_name(name: str, record: bytes):
-    return _strata._shm_import_name(name, record)
+def _rebuild_name(name: str, record: bytes, requires_grad: bool = False):
+    return _with_grad(_strata._shm_import_name(name, record), requires_grad)
 
 
 # CUDA tensors sent to other processes: kept alive here while this process lives, so a
@@ -134,13 +140,20 @@ def _reduce_cuda(t):
 
 
 def _reduce_tensor(t):
+    if t.requires_grad and not t.is_leaf:
+        raise AutogradError(
+            "Cowardly refusing to serialize non-leaf tensor which requires_grad, since "
+            "autograd does not support crossing process boundaries.  If you just want to "
+            "transfer the data, call detach() on the tensor before serializing (e.g., "
+            "putting it on the queue)."
+        )
     if t.is_cuda:
         return _reduce_cuda(t)
     if _strata._shm_strategy() == "file_system":
         t.share_memory_()
         try:
             name, record = _strata._shm_export_name(t)
-            return (_rebuild_name, (name, record))
+            return (_rebuild_name, (name, record, t.requires_grad))
         except StrataValueError:
             pass  # a storage already in a memfd has no name: it travels by fd
     fd, record = _strata._shm_export(t)
@@ -152,7 +165,7 @@ def _reduce_tensor(t):
         # A child being spawned inherits this very fd number: keep it open until the
         # child has started (its Popen object goes away).
         _util.Finalize(popen, os.close, (fd,))
-    return (_rebuild_fd, (df, record))
+    return (_rebuild_fd, (df, record, t.requires_grad))
 
 
 def _init() -> None:

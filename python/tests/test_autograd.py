@@ -269,3 +269,68 @@ def test_in_place_through_negative_stride_views_gradcheck():
     x = st.tensor(np.linspace(-1, 1, 4), requires_grad=True)
     assert gradcheck(f, (x,))
     assert gradgradcheck(lambda x: f(x).sum(), (x,))
+
+
+def test_pickling_keeps_a_leafs_requires_grad_and_refuses_non_leaves_across_processes():
+    import multiprocessing.reduction as mpr
+    import pickle
+
+    x = st.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    for proto in (2, 5):
+        y = pickle.loads(pickle.dumps(x, protocol=proto))
+        assert y.requires_grad and y.is_leaf and y.grad_fn is None
+        np.testing.assert_array_equal(y.detach().numpy(), [1.0, 2.0, 3.0])
+        z = pickle.loads(pickle.dumps(x.T[::2], protocol=proto))  # non-contiguous: in-band
+        assert z.requires_grad and z.is_leaf
+    plain = pickle.loads(pickle.dumps(st.tensor([1.0])))
+    assert not plain.requires_grad
+    # Across processes (the multiprocessing pickler): a leaf keeps its flag, a non-leaf
+    # is refused with PyTorch's message.
+    shared = pickle.loads(mpr.ForkingPickler.dumps(x))
+    assert shared.requires_grad and shared.is_leaf
+    with pytest.raises(RuntimeError, match="Cowardly refusing to serialize non-leaf tensor"):
+        mpr.ForkingPickler.dumps(x * 2)
+
+
+def test_function_mark_dirty_returns_the_input_itself_with_the_new_history():
+    class MulTwo_(Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    a = st.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x = a.clone()
+    y = MulTwo_.apply(x)
+    assert y is x
+    assert x.grad_fn.name() == "MulTwo_Backward"
+    # Going on with `x` itself: d/da Σ (2a)² = 8a.
+    (x * x).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [8.0, 16.0, 24.0])
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        MulTwo_.apply(st.tensor([1.0], requires_grad=True))
+    with pytest.raises(RuntimeError, match="marked dirty a view"):
+        MulTwo_.apply(a.clone()[1:])
+
+    class AddInto(Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            x.add_(w)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+    w = st.tensor([1.0, 2.0], requires_grad=True)
+    z = st.zeros(2)
+    out = AddInto.apply(z, w)
+    assert out is z and z.requires_grad and not z.is_leaf
+    (z * 3).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [3.0, 3.0])

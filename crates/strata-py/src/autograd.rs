@@ -386,7 +386,17 @@ fn record_function(
     Ok(list.unbind())
 }
 
+/// `_take_history(dirty, recorded)`: the input `dirty`, written in place by a custom
+/// `Function` (`mark_dirty`), takes the history of `recorded`, the function's output over
+/// the same data, so `apply` can return the input object itself (PyTorch's rule).
+#[pyfunction]
+#[pyo3(name = "_take_history")]
+fn take_history(dirty: &PyTensor, recorded: &PyTensor) -> PyResult<()> {
+    dirty.inner.take_history_of(&recorded.inner).py()
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(take_history, m)?)?;
     m.add_class::<PyNode>()?;
     m.add_class::<PyHookHandle>()?;
     m.add_function(wrap_pyfunction!(grad, m)?)?;

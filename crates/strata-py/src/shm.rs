@@ -59,6 +59,8 @@ impl PyTensor {
         let rebuild = py
             .import("strata.multiprocessing")?
             .getattr("_rebuild_buffer")?;
+        // `requires_grad` travels as a fourth argument (a leaf's flag, as PyTorch keeps it).
+        let grad = t.requires_grad().into_pyobject(py)?.to_owned().into_any();
         let shape = PyTuple::new(py, t.shape())?;
         let name = t.dtype().name();
         if protocol >= 5 && t.is_contiguous() {
@@ -78,7 +80,12 @@ impl PyTensor {
                 rebuild,
                 PyTuple::new(
                     py,
-                    [pb, name.into_pyobject(py)?.into_any(), shape.into_any()],
+                    [
+                        pb,
+                        name.into_pyobject(py)?.into_any(),
+                        shape.into_any(),
+                        grad,
+                    ],
                 )?,
             ));
         }
@@ -95,7 +102,12 @@ impl PyTensor {
             rebuild,
             PyTuple::new(
                 py,
-                [buf, name.into_pyobject(py)?.into_any(), shape.into_any()],
+                [
+                    buf,
+                    name.into_pyobject(py)?.into_any(),
+                    shape.into_any(),
+                    grad,
+                ],
             )?,
         ))
     }

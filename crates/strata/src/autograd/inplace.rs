@@ -16,11 +16,11 @@ const VIEW_OF_LEAF: &str =
     "a view of a leaf Variable that requires grad is being used in an in-place operation.";
 const NO_GRAD_VIEW: &str = "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).";
 
-const UNTRACKED_VIEW: &str = "an in-place operation wrote a value that requires grad into a view of a tensor that does not require grad, so the gradient could not reach it through the viewed tensor; write through the viewed tensor itself instead (Python's item assignment `base[key] = value`, Rust's `Tensor::index_assign_`), or make it require grad first";
+pub(crate) const UNTRACKED_VIEW: &str = "an in-place operation wrote a value that requires grad into a view of a tensor that does not require grad, so the gradient could not reach it through the viewed tensor; write through the viewed tensor itself instead (Python's item assignment `base[key] = value`, Rust's `Tensor::index_assign_`), or make it require grad first";
 
 /// Whether `t` can be taken for its own base: it is all of its storage, or no other
 /// tensor holds that storage (a tensor over part of a foreign buffer, say).
-fn covers_storage(t: &Tensor) -> bool {
+pub(crate) fn covers_storage(t: &Tensor) -> bool {
     t.storage().handle_count() == 1
         || (t.layout().is_non_overlapping_and_dense()
             && t.numel() * t.dtype().itemsize() == t.storage().nbytes())

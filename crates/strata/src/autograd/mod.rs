@@ -531,6 +531,50 @@ impl Tensor {
         }
     }
 
+    /// Gives this tensor — an input that a custom function wrote in place (PyTorch's
+    /// `mark_dirty`) — the history of `recorded`, the function's output over the same
+    /// data: its `grad_fn` becomes the function's node, as an in-place op's would. A view
+    /// of a tensor that tracks gradients is refused (the base's history would need
+    /// rewriting too), and so is a view of one that does not (as for in-place ops).
+    ///
+    /// # Errors
+    /// The two refusals above.
+    #[doc(hidden)]
+    pub fn take_history_of(&self, recorded: &Tensor) -> Result<()> {
+        let Some(src) = recorded.grad.get() else {
+            return Ok(());
+        };
+        let (grad_fn, output_nr) = {
+            let s = src.lock();
+            (s.grad_fn.clone(), s.output_nr)
+        };
+        match self.grad.get() {
+            Some(m) => {
+                let mut s = m.lock();
+                if s.view.as_ref().is_some_and(|v| !v.made_without_grad) {
+                    return Err(Error::autograd(
+                        "a custom Function marked dirty a view of a tensor that requires grad; this is not supported: write the base in place, or pass a clone of the view",
+                    ));
+                }
+                s.grad_fn = grad_fn;
+                s.output_nr = output_nr;
+            }
+            None if !inplace::covers_storage(self) => {
+                return Err(Error::autograd(inplace::UNTRACKED_VIEW));
+            }
+            None => {
+                self.grad.get_or_init(|| {
+                    AutogradMeta::new(MetaState {
+                        grad_fn,
+                        output_nr,
+                        ..Default::default()
+                    })
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The edge a gradient for this tensor flows along: its `grad_fn` and output number, a
     /// leaf's accumulator, or none when it does not require grad.
     pub(crate) fn grad_edge(&self) -> Edge {

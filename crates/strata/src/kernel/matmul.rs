@@ -21,6 +21,8 @@ use std::cell::Cell;
 
 use rayon::prelude::*;
 
+use super::reduce::Shared;
+
 use super::cpu::{self, Level};
 use super::elementwise_loops::binary_into;
 use super::engine::GRAIN;
@@ -37,6 +39,14 @@ use crate::with_dtype;
 
 /// `m·n·k` from which one product is split across threads by `gemm`.
 const PAR_WORK: usize = 64 * 64 * 64;
+
+/// One product with fewer rows than this, at least [`BAND_MIN_N`] columns per thread and
+/// [`BAND_WORK`] multiply-adds is split into column bands, one per thread (gemm keeps a
+/// product of a single row block on one thread: 64×784·784×256 took as long on two
+/// threads as on one).
+const BAND_MAX_M: usize = 192;
+const BAND_MIN_N: usize = 64;
+const BAND_WORK: usize = 1 << 22;
 
 /// `gemm::f16` must be strata's `half::f16`, or `gemm` would reject it at run time.
 const _: fn(gemm::f16) -> half::f16 = |x| x;
@@ -784,7 +794,48 @@ unsafe fn with_gemm<T: GemmScalar>(job: &Job<'_>) {
     }
     // gemm's `Parallelism::Rayon` uses the pool it is called in: `parallel`'s.
     super::pool::parallel(|threads| {
-        if threads > 1 && work >= PAR_WORK {
+        if threads > 1
+            && job.count == 1
+            && m < BAND_MAX_M
+            && n >= BAND_MIN_N * threads
+            && work >= BAND_WORK
+        {
+            // One product with few rows: gemm keeps it on one thread (a single row block),
+            // so its columns are split into one band per thread here.
+            let (a, b, o) = job.at::<T>(0);
+            let (a, b, o) = (Shared(a), Shared(b), Shared(o));
+            let per = n.div_ceil(threads).next_multiple_of(16);
+            (0..n.div_ceil(per)).into_par_iter().for_each(|band| {
+                let c0 = band * per;
+                let nb = per.min(n - c0);
+                // SAFETY: as in `one`, for columns `c0..c0 + nb` of `b` and of the output:
+                // every element read is one of `b`'s (column `c0 + c`, `c < nb ≤ n − c0`),
+                // and the bands write disjoint columns of the output.
+                unsafe {
+                    gemm::gemm(
+                        m,
+                        nb,
+                        k,
+                        o.get().wrapping_add(c0),
+                        1,
+                        n as isize,
+                        false,
+                        a.get(),
+                        job.a.cs,
+                        job.a.rs,
+                        b.get().wrapping_offset(c0 as isize * job.b.cs),
+                        job.b.cs,
+                        job.b.rs,
+                        T::ZERO,
+                        T::ONE,
+                        false,
+                        false,
+                        false,
+                        gemm::Parallelism::None,
+                    )
+                }
+            });
+        } else if threads > 1 && work >= PAR_WORK {
             // Big matrices: gemm splits each one across the pool.
             (0..job.count).for_each(|i| one(i, gemm::Parallelism::Rayon(threads)));
         } else if threads > 1 && job.count > 1 {

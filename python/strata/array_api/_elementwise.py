@@ -1,0 +1,133 @@
+"""Elementwise functions of the array API standard, over strata's op table.
+
+Each function calls the strata op of the same meaning. A Python scalar may stand for
+either operand of a binary function (2024.12); it is passed to strata as it is, where it
+stays "weak" (it takes the array's dtype), as the standard asks.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import strata as _st
+
+from . import _dtypes as _d
+
+Tensor = _st.Tensor
+
+_SCALARS = (builtins.bool, builtins.int, builtins.float)
+
+
+def _check_operand(x, fn) -> None:
+    if isinstance(x, builtins.complex):
+        raise TypeError(f"{fn}: strata has no complex dtypes")
+    if not isinstance(x, (Tensor, *_SCALARS)):
+        raise TypeError(f"{fn}: expected an array or a Python scalar, got {type(x).__name__}")
+
+
+def _operands(x1, x2, fn):
+    """Both operands, cast to the standard's result dtype where strata's promotion differs
+    from it: a uint16/uint32/uint64 mixed with another integer dtype (strata refuses), and
+    a 0-d array mixed with an array of another dtype (strata, as PyTorch, lets a 0-d array
+    of the same kind not widen the result). Casting a 0-d operand costs one element."""
+    _check_operand(x1, fn)
+    _check_operand(x2, fn)
+    if isinstance(x1, Tensor) and isinstance(x2, Tensor):
+        a, b = x1.dtype, x2.dtype
+        if a != b and (x1.ndim == 0 or x2.ndim == 0 or _d._needs_cast(a, b)):
+            dt = _d._promote_pair(x1.dtype, x2.dtype)
+            x1, x2 = x1.to(dt), x2.to(dt)
+    elif not (isinstance(x1, Tensor) or isinstance(x2, Tensor)):
+        raise TypeError(f"{fn}: at least one operand must be an array")
+    return x1, x2
+
+
+def _binary(std_name: str, st_name: str):
+    op = getattr(_st, st_name)
+
+    def fn(x1, x2, /):
+        x1, x2 = _operands(x1, x2, std_name)
+        return op(x1, x2)
+
+    fn.__name__ = fn.__qualname__ = std_name
+    fn.__doc__ = f"The array API's ``{std_name}`` (``strata.{st_name}``)."
+    return fn
+
+
+def _unary(std_name: str, st_name: str):
+    op = getattr(Tensor, st_name)
+
+    def fn(x, /):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{std_name}: expected an array, got {type(x).__name__}")
+        return op(x)
+
+    fn.__name__ = fn.__qualname__ = std_name
+    fn.__doc__ = f"The array API's ``{std_name}`` (``Tensor.{st_name}``)."
+    return fn
+
+
+_UNARY = {
+    "abs": "abs", "acos": "acos", "acosh": "acosh", "asin": "asin", "asinh": "asinh",
+    "atan": "atan", "atanh": "atanh", "bitwise_invert": "bitwise_not", "cos": "cos",
+    "cosh": "cosh", "exp": "exp", "expm1": "expm1", "isfinite": "isfinite", "isinf": "isinf",
+    "isnan": "isnan", "log": "log", "log1p": "log1p", "log2": "log2", "log10": "log10",
+    "logical_not": "logical_not", "negative": "neg", "positive": "positive",
+    "reciprocal": "reciprocal", "sign": "sign", "signbit": "signbit", "sin": "sin",
+    "sinh": "sinh", "square": "square", "sqrt": "sqrt", "tan": "tan", "tanh": "tanh",
+    "ceil": "ceil", "floor": "floor", "round": "round", "trunc": "trunc",
+}
+
+_BINARY = {
+    "add": "add", "atan2": "atan2", "bitwise_and": "bitwise_and",
+    "bitwise_left_shift": "bitwise_left_shift", "bitwise_or": "bitwise_or",
+    "bitwise_right_shift": "bitwise_right_shift", "bitwise_xor": "bitwise_xor",
+    "copysign": "copysign", "divide": "div", "equal": "eq", "floor_divide": "floor_divide",
+    "greater": "gt", "greater_equal": "ge", "hypot": "hypot", "less": "lt", "less_equal": "le",
+    "logaddexp": "logaddexp", "logical_and": "logical_and", "logical_or": "logical_or",
+    "logical_xor": "logical_xor", "maximum": "maximum", "minimum": "minimum",
+    "multiply": "mul", "nextafter": "nextafter", "not_equal": "ne", "pow": "pow",
+    "remainder": "remainder", "subtract": "sub",
+}
+
+__all__ = [*_UNARY, *_BINARY, "clip"]
+
+for _std, _name in _UNARY.items():
+    globals()[_std] = _unary(_std, _name)
+for _std, _name in _BINARY.items():
+    globals()[_std] = _binary(_std, _name)
+del _std, _name
+
+
+def clip(x, /, min=None, max=None) -> Tensor:  # noqa: A002
+    """``x`` limited to ``[min, max]`` (either may be ``None``, a scalar or an array); the
+    result has ``x``'s dtype."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"clip: expected an array, got {type(x).__name__}")
+    if min is None and max is None:
+        return x.clone()
+    return _st.clamp(x, min, max)
+
+
+def conj(x, /) -> Tensor:
+    """The complex conjugate; for strata's (real-valued) dtypes a copy of ``x``."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"conj: expected an array, got {type(x).__name__}")
+    return x.clone()
+
+
+def real(x, /) -> Tensor:
+    """The real component; for strata's (real-valued) dtypes a copy of ``x``."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"real: expected an array, got {type(x).__name__}")
+    return x.clone()
+
+
+def imag(x, /) -> Tensor:
+    """The imaginary component; zeros for strata's (real-valued) dtypes."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"imag: expected an array, got {type(x).__name__}")
+    return _st.zeros_like(x)
+
+
+__all__ += ["conj", "real", "imag"]
