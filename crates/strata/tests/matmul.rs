@@ -659,3 +659,31 @@ fn parallel_paths() {
     );
     check(DType::I64, &xi.matmul(&yi).unwrap(), &xi, &yi).unwrap();
 }
+
+/// One product with few rows and many columns is split into a column band per thread
+/// (`kernel/matmul.rs`): columns not a multiple of the band width, a transposed or flipped
+/// right operand and a stepped left one, on pools of 1–3 threads, against the reference.
+#[test]
+fn few_row_products_split_into_column_bands() {
+    let mut rng = Rng(7);
+    for threads in 1..=3 {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        for &(m, k, n) in &[
+            (64usize, 784usize, 256usize),
+            (5, 1000, 1001),
+            (100, 300, 333),
+        ] {
+            let a = base(&[2 * m, k], DType::F32, &mut rng)
+                .slice(0, None, None, 2)
+                .unwrap();
+            let bt = base(&[n, k], DType::F32, &mut rng);
+            for b in [bt.t().unwrap(), bt.t().unwrap().flip(&[1]).unwrap()] {
+                let got = pool.install(|| a.matmul(&b)).unwrap();
+                check(DType::F32, &got, &a, &b).unwrap();
+            }
+        }
+    }
+}

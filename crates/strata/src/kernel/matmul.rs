@@ -756,18 +756,20 @@ unsafe fn with_gemm<T: GemmScalar>(job: &Job<'_>) {
         // SAFETY: forwarded; `choose` sets `Symmetric` only for an unbatched `a · aᵀ`.
         return unsafe { symmetric::<T>(job) };
     }
-    let one = |i: usize, par: gemm::Parallelism| {
-        let (a, b, o) = job.at::<T>(i);
-        // SAFETY: `a`/`b` point at element `[i.., 0, 0]` of their operands and every
-        // element `r·rs + c·cs` (`r < m`, `c < k` for `a`; `r < k`, `c < n` for `b`) is an
-        // element of the operand, inside its borrowed storage (L4, S4); gemm reads exactly
-        // those. `o` is matrix `i` of the contiguous output (row stride n, column stride 1),
-        // written only by this call (S4: exclusive borrow; distinct `i` are disjoint).
-        // All pointers are aligned for `T` (caller). `read_dst = false`: dst := 1·a·b.
+    // `o[.., ..cols] = a · b[.., ..cols]`, the output's row stride being `n`.
+    let product = |a: *const T, b: *const T, o: *mut T, cols: usize, par: gemm::Parallelism| {
+        // SAFETY: callers pass `a`/`b` pointing at element `[.., 0, 0]` of a matrix of
+        // their operands (`b` possibly at a column `c0` with `c0 + cols ≤ n`), so every
+        // element `r·rs + c·cs` (`r < m`, `c < k` for `a`; `r < k`, `c < cols` for `b`) is
+        // an element of the operand, inside its borrowed storage (L4, S4); gemm reads
+        // exactly those. `o` is that matrix's (or band's) first element in the contiguous
+        // output (row stride n, column stride 1), written only by this call (S4:
+        // exclusive borrow; distinct matrices and bands are disjoint). All pointers are
+        // aligned for `T` (caller). `read_dst = false`: dst := 1·a·b.
         unsafe {
             gemm::gemm(
                 m,
-                n,
+                cols,
                 k,
                 o,
                 1,
@@ -788,6 +790,10 @@ unsafe fn with_gemm<T: GemmScalar>(job: &Job<'_>) {
             )
         }
     };
+    let one = |i: usize, par: gemm::Parallelism| {
+        let (a, b, o) = job.at::<T>(i);
+        product(a, b, o, n, par)
+    };
     let serial = || (0..job.count).for_each(|i| one(i, gemm::Parallelism::None));
     if work.saturating_mul(job.count) < PAR_WORK {
         return serial();
@@ -807,33 +813,14 @@ unsafe fn with_gemm<T: GemmScalar>(job: &Job<'_>) {
             let per = n.div_ceil(threads).next_multiple_of(16);
             (0..n.div_ceil(per)).into_par_iter().for_each(|band| {
                 let c0 = band * per;
-                let nb = per.min(n - c0);
-                // SAFETY: as in `one`, for columns `c0..c0 + nb` of `b` and of the output:
-                // every element read is one of `b`'s (column `c0 + c`, `c < nb ≤ n − c0`),
-                // and the bands write disjoint columns of the output.
-                unsafe {
-                    gemm::gemm(
-                        m,
-                        nb,
-                        k,
-                        o.get().wrapping_add(c0),
-                        1,
-                        n as isize,
-                        false,
-                        a.get(),
-                        job.a.cs,
-                        job.a.rs,
-                        b.get().wrapping_offset(c0 as isize * job.b.cs),
-                        job.b.cs,
-                        job.b.rs,
-                        T::ZERO,
-                        T::ONE,
-                        false,
-                        false,
-                        false,
-                        gemm::Parallelism::None,
-                    )
-                }
+                // Columns `c0..c0 + cols` of `b` and of the output (`c0 + cols ≤ n`).
+                product(
+                    a.get(),
+                    b.get().wrapping_offset(c0 as isize * job.b.cs),
+                    o.get().wrapping_add(c0),
+                    per.min(n - c0),
+                    gemm::Parallelism::None,
+                )
             });
         } else if threads > 1 && work >= PAR_WORK {
             // Big matrices: gemm splits each one across the pool.

@@ -140,6 +140,66 @@ macro_rules! half_key {
 }
 half_key!(half::f16, half::bf16);
 
+/// `body` with `$T` the [`SortKey`] type of `dtype`'s elements (`bool` read as its byte).
+macro_rules! with_sort_key {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            DType::Bool => {
+                type $T = BoolByte;
+                $body
+            }
+            DType::U8 => {
+                type $T = u8;
+                $body
+            }
+            DType::I8 => {
+                type $T = i8;
+                $body
+            }
+            DType::I16 => {
+                type $T = i16;
+                $body
+            }
+            DType::U16 => {
+                type $T = u16;
+                $body
+            }
+            DType::I32 => {
+                type $T = i32;
+                $body
+            }
+            DType::U32 => {
+                type $T = u32;
+                $body
+            }
+            DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            DType::U64 => {
+                type $T = u64;
+                $body
+            }
+            DType::F16 => {
+                type $T = half::f16;
+                $body
+            }
+            DType::BF16 => {
+                type $T = half::bf16;
+                $body
+            }
+            DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            DType::F64 => {
+                type $T = f64;
+                $body
+            }
+        }
+    };
+}
+
 /// Lanes at least this long are radix sorted; shorter ones by comparison.
 const RADIX_FROM: usize = 192;
 
@@ -270,26 +330,7 @@ pub(crate) fn sort(
     if indices.dtype() != DType::I64 {
         return Err(Error::dtype(op, "internal error: indices must be int64"));
     }
-    macro_rules! go {
-        ($T:ty) => {
-            sort_typed::<$T>(op, values, indices, input, dim, descending)
-        };
-    }
-    match input.dtype() {
-        DType::Bool => go!(BoolByte),
-        DType::U8 => go!(u8),
-        DType::I8 => go!(i8),
-        DType::I16 => go!(i16),
-        DType::U16 => go!(u16),
-        DType::I32 => go!(i32),
-        DType::U32 => go!(u32),
-        DType::I64 => go!(i64),
-        DType::U64 => go!(u64),
-        DType::F16 => go!(half::f16),
-        DType::BF16 => go!(half::bf16),
-        DType::F32 => go!(f32),
-        DType::F64 => go!(f64),
-    }
+    with_sort_key!(input.dtype(), T => sort_typed::<T>(op, values, indices, input, dim, descending))
 }
 
 fn sort_typed<T: SortKey>(
@@ -386,26 +427,7 @@ pub(crate) fn search(
     sorter: Option<&Tensor>,
     right: bool,
 ) -> Result<()> {
-    macro_rules! go {
-        ($T:ty) => {
-            search_typed::<$T>(op, out, seq, values, sorter, right)
-        };
-    }
-    match seq.dtype() {
-        DType::Bool => go!(BoolByte),
-        DType::U8 => go!(u8),
-        DType::I8 => go!(i8),
-        DType::I16 => go!(i16),
-        DType::U16 => go!(u16),
-        DType::I32 => go!(i32),
-        DType::U32 => go!(u32),
-        DType::I64 => go!(i64),
-        DType::U64 => go!(u64),
-        DType::F16 => go!(half::f16),
-        DType::BF16 => go!(half::bf16),
-        DType::F32 => go!(f32),
-        DType::F64 => go!(f64),
-    }
+    with_sort_key!(seq.dtype(), T => search_typed::<T>(op, out, seq, values, sorter, right))
 }
 
 fn search_typed<T: SortKey>(

@@ -41,6 +41,19 @@ fn along(
     f(x, d)
 }
 
+/// `x − max(x)` along `d` (the max taken without a graph: the results are invariant to
+/// the shift, so its gradient would cancel), or `None` for an empty `x`.
+fn shifted(x: &Tensor, d: i64) -> Result<Option<Tensor>> {
+    if x.numel() == 0 {
+        return Ok(None);
+    }
+    let m = {
+        let _off = no_grad();
+        x.amax(&[d], true)?
+    };
+    x.sub(&m).map(Some)
+}
+
 /// # Composite ops
 impl Tensor {
     /// `exp(x) / Σ exp(x)` along `dim` (PyTorch's `softmax`), computed as
@@ -58,16 +71,12 @@ impl Tensor {
     pub fn softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         const OP: &str = "softmax";
         let x = float_input(OP, self, dtype)?;
-        along(OP, &x, dim, |x, d| {
-            if x.numel() == 0 {
-                return x.clone_data();
+        along(OP, &x, dim, |x, d| match shifted(x, d)? {
+            None => x.clone_data(),
+            Some(s) => {
+                let e = s.exp()?;
+                e.div(&e.sum(&[d], true)?)
             }
-            let m = {
-                let _off = no_grad();
-                x.amax(&[d], true)?
-            };
-            let e = x.sub(&m)?.exp()?;
-            e.div(&e.sum(&[d], true)?)
         })
     }
 
@@ -79,16 +88,9 @@ impl Tensor {
     pub fn log_softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         const OP: &str = "log_softmax";
         let x = float_input(OP, self, dtype)?;
-        along(OP, &x, dim, |x, d| {
-            if x.numel() == 0 {
-                return x.clone_data();
-            }
-            let m = {
-                let _off = no_grad();
-                x.amax(&[d], true)?
-            };
-            let s = x.sub(&m)?;
-            s.sub(&s.exp()?.sum(&[d], true)?.log()?)
+        along(OP, &x, dim, |x, d| match shifted(x, d)? {
+            None => x.clone_data(),
+            Some(s) => s.sub(&s.exp()?.sum(&[d], true)?.log()?),
         })
     }
 

@@ -75,6 +75,36 @@ fn sorted_lanes(
     Ok((out.pop().expect("one output"), indices))
 }
 
+/// For `n` sorted elements (or slices) whose original positions are `order` and where
+/// `first[i]` marks the start of a new value: the inverse (each original element's value
+/// number, 1-D) and the counts of each value, as asked.
+fn inverse_and_counts(
+    first: &Tensor,
+    order: &Tensor,
+    return_inverse: bool,
+    return_counts: bool,
+) -> Result<(Option<Tensor>, Option<Tensor>)> {
+    let (n, dev) = (first.numel(), first.device());
+    let inverse = if return_inverse {
+        let inv = Tensor::zeros_on(&[n], DType::I64, dev)?;
+        if n > 0 {
+            let rank = first.to_dtype(DType::I64)?.cumsum(0)?.sub(1)?;
+            inv.scatter_(0, order, &rank)?;
+        }
+        Some(inv)
+    } else {
+        None
+    };
+    let counts = if return_counts {
+        let starts = first.nonzero()?.reshape(&[-1])?;
+        let end = Tensor::full_on(&[1], n as i64, DType::I64, dev)?;
+        Some(Tensor::cat(&[&starts, &end], 0)?.diff(1, 0, None, None)?)
+    } else {
+        None
+    };
+    Ok((inverse, counts))
+}
+
 /// # Sorting and searching
 impl Tensor {
     /// The elements sorted along `dim` and their original positions (int64), PyTorch's
@@ -181,23 +211,9 @@ impl Tensor {
             head
         };
         let uniq = sorted.masked_select(&first)?;
-        let inverse = if return_inverse {
-            let rank = first.to_dtype(DType::I64)?.cumsum(0)?.sub(1)?;
-            let inv = Tensor::zeros_on(&[n], DType::I64, dev)?;
-            inv.scatter_(0, &order, &rank)?;
-            let shape: Vec<i64> = self.shape().iter().map(|&s| s as i64).collect();
-            Some(inv.view(&shape)?)
-        } else {
-            None
-        };
-        let counts = if return_counts {
-            let starts = first.nonzero()?.reshape(&[-1])?;
-            let end = Tensor::full_on(&[1], n as i64, DType::I64, dev)?;
-            Some(Tensor::cat(&[&starts, &end], 0)?.diff(1, 0, None, None)?)
-        } else {
-            None
-        };
-        Ok((uniq, inverse, counts))
+        let (inverse, counts) = inverse_and_counts(&first, &order, return_inverse, return_counts)?;
+        let shape: Vec<i64> = self.shape().iter().map(|&s| s as i64).collect();
+        Ok((uniq, inverse.map(|i| i.view(&shape)).transpose()?, counts))
     }
 
     /// The distinct slices along `dim`, in lexicographic order (PyTorch's `unique` with
@@ -255,23 +271,7 @@ impl Tensor {
             .reshape(&shape)?
             .movedim(&[0], &[d as i64])?
             .contiguous()?;
-        let inverse = if return_inverse {
-            let rank = first.to_dtype(DType::I64)?.cumsum(0)?.sub(1)?;
-            let inv = Tensor::zeros_on(&[n], DType::I64, dev)?;
-            if n > 0 {
-                inv.scatter_(0, &order, &rank)?;
-            }
-            Some(inv)
-        } else {
-            None
-        };
-        let counts = if return_counts {
-            let starts = first.nonzero()?.reshape(&[-1])?;
-            let end = Tensor::full_on(&[1], n as i64, DType::I64, dev)?;
-            Some(Tensor::cat(&[&starts, &end], 0)?.diff(1, 0, None, None)?)
-        } else {
-            None
-        };
+        let (inverse, counts) = inverse_and_counts(&first, &order, return_inverse, return_counts)?;
         Ok((uniq, inverse, counts))
     }
 
