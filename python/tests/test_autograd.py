@@ -334,3 +334,21 @@ def test_function_mark_dirty_returns_the_input_itself_with_the_new_history():
     assert out is z and z.requires_grad and not z.is_leaf
     (z * 3).sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), [3.0, 3.0])
+
+
+def test_function_mark_dirty_of_a_view_of_an_untracked_tensor_is_refused():
+    class AddInto(Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            x.add_(w)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+    w = st.tensor([1.0, 2.0], requires_grad=True)
+    base = st.zeros(4)
+    with pytest.raises(RuntimeError, match="view of a tensor that does not require grad"):
+        AddInto.apply(base[1:3], w)

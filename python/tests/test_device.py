@@ -202,6 +202,9 @@ def test_compute_on_a_cuda_storage_is_refused(fake):
         "fill_": lambda: fake.fill_(1),
         "copy": lambda: fake.clone(),
         "matmul": lambda: fake.matmul(fake),
+        "sort": lambda: fake.sort(),
+        "argsort": lambda: fake.argsort(),
+        "searchsorted": lambda: st.searchsorted(fake, fake),
     }.items():
         _refused(call, name)
     cpu = st.ones(6)

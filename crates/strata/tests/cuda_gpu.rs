@@ -801,3 +801,31 @@ fn host_views_of_gpu_tensors() {
     assert_eq!(x.to_vec::<f32>().unwrap(), vec![7.0, 2.0, -3.0]);
     assert!(x.explain().unwrap().contains("cuda:0"));
 }
+
+/// `sort`/`argsort`/`topk`/`searchsorted` have no GPU loop yet: a Device error naming the
+/// op and the device, never a wrong result.
+#[test]
+fn sorting_on_the_gpu_is_a_clear_error() {
+    if !gpu() {
+        return;
+    }
+    let x = Tensor::from_vec(vec![3.0f32, 1.0, 2.0], &[3])
+        .unwrap()
+        .to_device(Device::Cuda(0))
+        .unwrap();
+    for (op, e) in [
+        ("sort", x.sort(0, false, false).map(|p| p.0).unwrap_err()),
+        ("argsort", x.argsort(0, false, false).unwrap_err()),
+        ("topk", x.topk(1, 0, true, true).map(|p| p.0).unwrap_err()),
+        (
+            "searchsorted",
+            x.searchsorted(&x, false, false, None).unwrap_err(),
+        ),
+    ] {
+        assert_eq!(e.kind(), ErrorKind::Device, "{op}: {e}");
+        assert!(
+            e.to_string().contains(op) && e.to_string().contains("cuda:0"),
+            "{e}"
+        );
+    }
+}
