@@ -16,8 +16,8 @@
 //! one of sixteen intervals read off `m`'s bits (`c = 1` on the two next to 1), `r =
 //! fma(m, 1/c, −1)` in `[−1/32, 1/16]`; `log_b c` as a high part on a 2⁻¹⁷ grid (exact with
 //! `e·log_b 2`'s high part) and a low part; `log_b(1 + r) = a0·r + r²·Q(r)`, `Q` of degree
-//! 3 (see [`log_fast`]). Zero, negative, subnormal, infinite and NaN inputs are recomputed
-//! by the portable function. `log1p asinh acosh atanh` keep the integer decomposition of
+//! 3 (see [`log_fast`]); zero, negative, subnormal, infinite and NaN inputs come out right
+//! of the same instructions. `log1p asinh acosh atanh` keep the integer decomposition of
 //! [`log_normal`] (`z` in `[0.672, 1.344)`, `ln(1 + r) = r − r²/2 + r³·P(r)`, `P` of degree
 //! 2), which takes an extra low word.
 //!
@@ -899,19 +899,21 @@ const LOG10_FAST: FastBase = FastBase {
     q: &LOG10F_Q,
 };
 
-/// `log_b x` for positive normal finite `x` (other lanes: garbage, which [`log_checked`]
-/// replaces): `x = 2ᵉ·m` by `vgetexpps`/`vgetmantps` (`m` in `[0.75, 1.5)`), `r = m/c − 1`
+/// `log_b x` in each lane: `x = 2ᵉ·m` by `vgetexpps`/`vgetmantps` (`m` in `[0.75, 1.5)`), `r = m/c − 1`
 /// rounded once (exact where `c = 1`), `hi = e·log_b 2 + log_b c` exact, and `log_b x = hi +
 /// (a0·r + (r²·Q(r) + (a0_lo·r + lo)))` with two roundings that matter: next to 1, where
 /// `hi` and `lo` are 0, the result is one fused multiply-add of the exact `a0·r` (the form
-/// of the generated tables above). Seventeen vector operations where the integer
-/// decomposition of [`log_normal`] took twenty-six.
+/// of the generated tables above). The special inputs need no second pass: `vgetmantps`
+/// gives NaN for a negative `x` (`−0` excepted) and NaN for NaN, `vgetexpps` −∞ for ±0 and
+/// +∞ for +∞ (so `−∞`, `+∞` come out of the sums), subnormals are normalised by both.
+/// Seventeen vector operations where the integer decomposition of [`log_normal`] and the
+/// rare-lane check took twenty-nine.
 #[inline(always)]
 fn log_fast(x: __m512, b: &FastBase) -> __m512 {
     // SAFETY: called only under `run`, whose target features (and the CPU) have
     // AVX-512F; the intrinsics here touch no memory but the tables they load.
     unsafe {
-        let m = _mm512_getmant_ps::<_MM_MANT_NORM_P75_1P5, _MM_MANT_SIGN_SRC>(x);
+        let m = _mm512_getmant_ps::<_MM_MANT_NORM_P75_1P5, _MM_MANT_SIGN_NAN>(x);
         let e = _mm512_getexp_ps(x);
         // `vpermps` reads the low four bits of each index lane.
         let i = _mm512_srli_epi32::<19>(_mm512_castps_si512(m));
@@ -959,19 +961,6 @@ pub(crate) enum Func {
     Atan,
     Asin,
     Acos,
-}
-
-/// `log_b x` in each lane, the rare lanes (zero, negative, subnormal, infinite, NaN: one
-/// unsigned compare of the bits) by the portable `scalar`.
-#[inline(always)]
-fn log_checked(x: __m512, b: &FastBase, scalar: fn(f32) -> f32) -> __m512 {
-    let v = log_fast(x, b);
-    // SAFETY: AVX-512F (see `run`); no memory is touched.
-    let rare = unsafe {
-        let off = _mm512_sub_epi32(_mm512_castps_si512(x), _mm512_set1_epi32(0x0080_0000));
-        _mm512_cmpge_epu32_mask(off, _mm512_set1_epi32(0x7f00_0000))
-    };
-    fix_rare(x, v, rare, scalar)
 }
 
 /// `v` with the lanes in `rare` replaced by `scalar` of `x`'s lanes (the portable
@@ -1422,9 +1411,9 @@ pub(crate) unsafe fn run(f: Func, o: *mut f32, x: *const f32, n: usize) {
     match f {
         Func::Exp => run_with!(o, x, n, |v| exp(v)),
         Func::Exp2 => run_with!(o, x, n, |v| exp2(v)),
-        Func::Ln => run_with!(o, x, n, |v| log_checked(v, &LN_FAST, f32_math::ln)),
-        Func::Log2 => run_with!(o, x, n, |v| log_checked(v, &LOG2_FAST, f32_math::log2)),
-        Func::Log10 => run_with!(o, x, n, |v| log_checked(v, &LOG10_FAST, f32_math::log10)),
+        Func::Ln => run_with!(o, x, n, |v| log_fast(v, &LN_FAST)),
+        Func::Log2 => run_with!(o, x, n, |v| log_fast(v, &LOG2_FAST)),
+        Func::Log10 => run_with!(o, x, n, |v| log_fast(v, &LOG10_FAST)),
         Func::Ln1p => run_with!(o, x, n, |v| ln_1p(v)),
         Func::Expm1 => run_with!(o, x, n, |v| expm1(v)),
         Func::Tanh => run_with!(o, x, n, |v| tanh(v)),
