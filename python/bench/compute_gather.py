@@ -24,8 +24,8 @@ def cases(np, st, torch):
     tm = torch.from_numpy(m) if torch else None
 
     # Arg-reductions.
-    add("argmax 1M f32", s.argmax, lambda: np.argmax(a), t and t.argmax)
-    add("argmin 1M f32", s.argmin, lambda: np.argmin(a), t and t.argmin)
+    add("argmax 1M f32", s.argmax, lambda: np.argmax(a), t is not None and t.argmax)
+    add("argmin 1M f32", s.argmin, lambda: np.argmin(a), t is not None and t.argmin)
     rise = np.arange(N, dtype="float32")  # a new maximum in every block of the scan
     srise = st.from_numpy(rise)
     trise = torch.from_numpy(rise) if torch else None
