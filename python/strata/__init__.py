@@ -19,6 +19,7 @@ from ._errors import (
     BorrowError,
     DeviceError,
     DTypeError,
+    LinAlgError,
     FileError,
     FormatError,
     OverlapError,
@@ -57,6 +58,7 @@ from ._strata import from_dlpack as from_dlpack
 from ._strata import from_file as from_file
 from ._strata import where as where
 from ._strata import cat, concatenate, cumulative_sum, einsum, meshgrid, searchsorted, stack  # noqa: E402
+from ._strata import tensordot  # noqa: E402
 
 
 def _with_requires_grad(fn):
@@ -198,10 +200,10 @@ sum prod mean amax amin max min argmax argmin all any var std logsumexp cumsum c
 
 _INDEX_FUNCTIONS = ["nonzero", "take", "gather", "masked_select"]  # indexing ops (crates/strata/src/ops/index.rs)
 
-# Placing, sorting and composite ops (crates/strata/src/ops/{arrange,index,sort,composite}.rs).
+# Placing, sorting and composite ops (crates/strata/src/ops/{arrange,index,sort,composite,linalg}.rs).
 _MORE_FUNCTIONS = """
 roll tile tril triu diff scatter scatter_add take_along_dim argwhere
-sort argsort topk unique softmax log_softmax isclose allclose cross
+sort argsort topk unique softmax log_softmax isclose allclose cross trace
 """.split()
 
 for _name in _FUNCTIONS + _INDEX_FUNCTIONS + _MORE_FUNCTIONS:
@@ -314,9 +316,13 @@ __all__ = [
     "searchsorted",
     "cumulative_sum",
     "einsum",
+    "tensordot",
+    "LinAlgError",
+    "linalg",
 ]
 from . import safetensors  # noqa: E402  (submodule; after the names it uses)
 from . import cuda  # noqa: E402  (submodule)
+from . import linalg  # noqa: E402  (submodule)
 from . import multiprocessing  # noqa: E402  (registers the ForkingPickler reducer)
 
 from . import nn, optim  # noqa: E402  (they build on everything above)

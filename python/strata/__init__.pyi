@@ -22,6 +22,7 @@ import numpy.typing as npt
 from . import array_api as array_api
 from . import autograd as autograd
 from . import cuda as cuda
+from . import linalg as linalg
 from . import multiprocessing as multiprocessing
 from . import nn as nn
 from . import optim as optim
@@ -34,6 +35,7 @@ from .autograd import set_grad_enabled as set_grad_enabled
 from ._errors import AutogradError as AutogradError
 from ._errors import BorrowError as BorrowError
 from ._errors import DeviceError as DeviceError
+from ._errors import LinAlgError as LinAlgError
 from ._errors import DTypeError as DTypeError
 from ._errors import FileError as FileError
 from ._errors import FormatError as FormatError
@@ -481,6 +483,8 @@ class Tensor:
     def cross(self, other: _TensorLike, dim: builtins.int | None = None) -> Tensor:
         """The cross product of 3-vectors along ``dim`` (the first dim of size 3 when
         ``None``)."""
+    def trace(self) -> Tensor:
+        """The sum of the main diagonal of a 2-d tensor (integers sum in int64)."""
     def index_put_(
         self,
         indices: tuple[_IndexEntry, ...] | list[_IndexEntry],
@@ -1091,6 +1095,15 @@ def allclose(
     equal_nan: builtins.bool = False,
 ) -> builtins.bool: ...
 def cross(input: _Input, other: _TensorLike, dim: builtins.int | None = None) -> Tensor: ...
+def trace(input: _Input) -> Tensor:
+    """The sum of the main diagonal of a 2-d tensor."""
+def tensordot(
+    a: _TensorLike,
+    b: _TensorLike,
+    dims: builtins.int | tuple[Sequence[builtins.int] | builtins.int, Sequence[builtins.int] | builtins.int] = 2,
+) -> Tensor:
+    """The sum over paired dims of ``a`` and ``b`` of their product (an int ``dims``: the last
+    ``dims`` of ``a`` with the first ``dims`` of ``b``)."""
 def cat(
     tensors: Sequence[_TensorLike], dim: builtins.int | None = None, *, axis: builtins.int | None = None
 ) -> Tensor:
@@ -1490,6 +1503,7 @@ __all__ = [
     "isclose",
     "allclose",
     "cross",
+    "trace",
     "cat",
     "concat",
     "concatenate",
@@ -1498,4 +1512,7 @@ __all__ = [
     "searchsorted",
     "cumulative_sum",
     "einsum",
+    "tensordot",
+    "LinAlgError",
+    "linalg",
 ]

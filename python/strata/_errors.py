@@ -53,6 +53,13 @@ class FormatError(StrataError, ValueError):
     """A malformed file: bad magic, a header that lies about sizes, truncated data."""
 
 
+class LinAlgError(StrataError, RuntimeError):
+    """A linear-algebra routine that cannot complete on its input: a singular matrix in
+    ``linalg.inv``/``linalg.solve``, a matrix that is not positive definite in
+    ``linalg.cholesky``, no convergence (PyTorch's ``torch.linalg.LinAlgError``, also a
+    ``RuntimeError``). Also ``strata.linalg.LinAlgError``."""
+
+
 class DeviceError(StrataError, RuntimeError):
     """A device this build has no backend for (CUDA until the CUDA backend lands), tensors
     on different devices, or a host-only operation on memory that is not on the host."""
@@ -72,6 +79,7 @@ __all__ = [
     "FileError",
     "FormatError",
     "DeviceError",
+    "LinAlgError",
 ]
 
 

@@ -21,6 +21,7 @@ fn class_name(kind: ErrorKind) -> &'static str {
         ErrorKind::Format => "FormatError",
         ErrorKind::Device => "DeviceError",
         ErrorKind::Autograd => "AutogradError",
+        ErrorKind::LinAlg => "LinAlgError",
     }
 }
 

@@ -15,6 +15,7 @@ mod elementwise;
 mod errors;
 mod files;
 mod freelist;
+mod linalg;
 mod module;
 mod ndarray;
 mod shm;
@@ -62,6 +63,7 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     compute::register(m)?;
     arrange::register(m)?;
     sort::register(m)?;
+    linalg::register(m)?;
     composite::register(m)?;
     autograd::register(m)?;
     files::register(m)?;

@@ -75,6 +75,10 @@ pub enum ErrorKind {
     /// An autograd error: a graph used wrongly, an in-place write autograd cannot allow,
     /// a saved tensor overwritten (Python: `RuntimeError`).
     Autograd,
+    /// A linear-algebra routine that cannot complete on its input: a singular matrix, one
+    /// that is not positive definite, no convergence (Python: `strata.linalg.LinAlgError`,
+    /// a `RuntimeError`, as PyTorch's `torch.linalg.LinAlgError`).
+    LinAlg,
 }
 
 /// Every error strata reports.
@@ -284,6 +288,17 @@ pub enum Error {
         msg: String,
     },
 
+    /// A linear-algebra routine that cannot complete on its input (PyTorch's
+    /// `LinAlgError` texts: a singular matrix, one that is not positive definite, no
+    /// convergence), naming the batch element when the input is batched.
+    #[error("{op}: {msg}")]
+    LinAlg {
+        /// The op.
+        op: &'static str,
+        /// What failed, with the batch element and LAPACK's index.
+        msg: String,
+    },
+
     /// An autograd error, with PyTorch's text (no op prefix: PyTorch's messages stand
     /// alone).
     #[error("{msg}")]
@@ -316,6 +331,7 @@ impl Error {
             Error::Format { .. } => ErrorKind::Format,
             Error::Device { .. } => ErrorKind::Device,
             Error::Autograd { .. } => ErrorKind::Autograd,
+            Error::LinAlg { .. } => ErrorKind::LinAlg,
         }
     }
 

@@ -40,6 +40,7 @@ pub mod tensor;
 pub use dtype::{DType, DTypeKind, Element};
 pub use error::{try_vec, Error, ErrorKind, Result};
 pub use layout::Layout;
+pub use ops::linalg;
 #[doc(hidden)]
 pub use ops::reduce::{DTypeRule, Reduction, ReductionKind};
 pub use storage::{Allocator, CpuAllocator, Device, Storage};

@@ -3,6 +3,7 @@
 use super::{Backend, Bound, Fill};
 use crate::error::Result;
 use crate::kernel;
+use crate::ops::linalg::{Failure, Job};
 use crate::ops::reduce::{ReduceSpec, Reduction};
 use crate::ops::table::{Binary, Ternary, Unary};
 use crate::storage::{Device, Storage};
@@ -166,5 +167,15 @@ impl Backend for CpuBackend {
         right: bool,
     ) -> Result<()> {
         kernel::sort::search(op, out, seq, values, sorter, right)
+    }
+
+    fn linalg(
+        &self,
+        op: &'static str,
+        job: Job,
+        outs: &[&Tensor],
+        ins: &[&Tensor],
+    ) -> Result<Option<Failure>> {
+        kernel::linalg::run(op, job, outs, ins)
     }
 }

@@ -20,13 +20,15 @@
 //!
 //! Every family of loops goes through this trait: elementwise ops (the op table's
 //! `Unary`/`Binary`/`Ternary`), copies and fills, matmul, reductions and scans, and the
-//! gather/scatter loops of advanced indexing. Each is called from one place in the op
+//! gather/scatter loops of advanced indexing, and the per-matrix factorisations of
+//! linear algebra. Each is called from one place in the op
 //! layer, marked `// backend seam`.
 
 pub(crate) mod cpu;
 pub(crate) mod cuda;
 
 use crate::error::{Error, Result};
+use crate::ops::linalg::{Failure, Job};
 use crate::ops::reduce::{ReduceSpec, Reduction};
 use crate::ops::table::{Binary, Ternary, Unary};
 use crate::storage::{Device, Storage};
@@ -259,6 +261,19 @@ pub(crate) trait Backend: Send + Sync {
         sorter: Option<&Tensor>,
         right: bool,
     ) -> Result<()>;
+
+    /// One factorisation per matrix (`ops/linalg.rs`, [`Job`](crate::ops::linalg::Job)):
+    /// `ins` (float32 or float64, `[batch.., r, c]`, any strides, already broadcast to the
+    /// batch shape) into the fresh row-major `outs`. Returns the first batch element whose
+    /// factorisation could not be completed (a zero pivot, a matrix that is not positive
+    /// definite, no convergence), for the op layer's error.
+    fn linalg(
+        &self,
+        op: &'static str,
+        job: Job,
+        outs: &[&Tensor],
+        ins: &[&Tensor],
+    ) -> Result<Option<Failure>>;
 }
 
 /// The backend that runs `op` on `device`, or the [`Error::Device`] saying this build has

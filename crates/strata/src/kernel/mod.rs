@@ -12,6 +12,7 @@ pub(crate) mod engine;
 pub(crate) mod fill;
 pub(crate) mod gather;
 pub mod half_convert;
+pub(crate) mod linalg;
 pub(crate) mod math;
 pub mod matmul;
 pub mod plan;

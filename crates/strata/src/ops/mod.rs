@@ -20,6 +20,9 @@
 //! - `composite`: ops composed of other ops, so differentiable through them (`softmax`,
 //!   `log_softmax`, `isclose`/`allclose`, `cross`, `cumulative_sum`); `einsum` (the same,
 //!   with its equation parser).
+//! - `linalg`: linear algebra (`strata::linalg`, PyTorch's `torch.linalg`): factorisations
+//!   per matrix over the backend's `linalg` loops (`kernel/linalg.rs`, through `faer`),
+//!   and the norms, `pinv`, `lstsq`, `trace`, `tensordot` composed from them and other ops.
 
 pub(crate) mod arrange;
 pub(crate) mod composite;
@@ -27,6 +30,7 @@ pub(crate) mod einsum;
 pub mod elementwise;
 mod elementwise_grad;
 pub(crate) mod index;
+pub mod linalg;
 pub(crate) mod reduce;
 pub(crate) mod sort;
 pub mod table;

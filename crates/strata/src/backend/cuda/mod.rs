@@ -912,6 +912,16 @@ impl Backend for CudaBackend {
     ) -> Result<()> {
         Err(Error::unsupported_on(op, seq.device()))
     }
+
+    fn linalg(
+        &self,
+        op: &'static str,
+        _job: crate::ops::linalg::Job,
+        _outs: &[&Tensor],
+        ins: &[&Tensor],
+    ) -> Result<Option<crate::ops::linalg::Failure>> {
+        Err(Error::unsupported_on(op, ins[0].device()))
+    }
 }
 
 /// The integer-divisor and exponent checks of the op table (`Check`), made on the

@@ -1,0 +1,649 @@
+//! The CPU linear-algebra loops: one factorisation per matrix of a batch, through `faer`
+//! (LU with partial pivoting, Householder QR, Cholesky, the symmetric eigendecomposition,
+//! the SVD), float32 and float64.
+//!
+//! The op layer (`ops/linalg.rs`) hands over inputs already broadcast to the batch shape
+//! (views: any strides, negative and zero too) and fresh row-major outputs. Each input
+//! matrix is read where it lies, through a `faer::MatRef` with the tensor's row and column
+//! strides; a matrix is copied only where faer factors in place (LU and QR, into one
+//! column-major scratch matrix per worker). Outputs are written in place: Cholesky factors
+//! in the output itself, eigenvectors, singular vectors (`Vh` as the column-major view of
+//! `V`), inverses and solutions straight into the output tensors.
+//!
+//! Parallelism: many small matrices are spread over the pool's threads (each factored
+//! serially); large ones go one after another, each with `Par::rayon(threads)`, so faer's
+//! own blocked algorithms split the work. Both only inside `pool::parallel`.
+//!
+//! A factorisation that cannot finish (a zero pivot, a matrix that is not positive
+//! definite, no convergence) is reported back as a [`Failure`] (the first batch element in
+//! order, and LAPACK's 1-based `info`); the op layer turns it into the error.
+
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch, LltError};
+use faer::linalg::evd::{self_adjoint_evd, self_adjoint_evd_scratch, ComputeEigenvectors};
+use faer::linalg::householder::{
+    apply_block_householder_sequence_on_the_left_in_place_scratch,
+    apply_block_householder_sequence_on_the_left_in_place_with_conj,
+};
+use faer::linalg::lu::partial_pivoting::{factor as lu, inverse as lu_inv, solve as lu_solve};
+use faer::linalg::qr::no_pivoting::factor as qr;
+use faer::linalg::svd::{svd, svd_scratch, ComputeSvdVectors};
+use faer::reborrow::ReborrowMut;
+use faer::{ColMut, Conj, Mat, MatMut, MatRef, Par};
+use rayon::prelude::*;
+
+use super::reduce::Shared;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ops::linalg::{Failure, Job, QOut, SvdOut};
+use crate::storage::borrow;
+use crate::tensor::Tensor;
+
+/// Below this many flops (`≈ m·n·min(m, n)`) per matrix a factorisation runs on one
+/// thread: faer's parallel paths cost more than they save on small matrices.
+const PAR_MATRIX: usize = 96 * 96 * 96;
+/// Below this many flops in the whole batch nothing goes parallel.
+const PAR_BATCH: usize = 32 * 32 * 32;
+
+/// The element types the loops run on: float32 and float64.
+trait Float:
+    faer::traits::RealField
+    + Copy
+    + Send
+    + Sync
+    + PartialOrd
+    + std::ops::Mul<Output = Self>
+    + std::ops::MulAssign
+    + std::ops::AddAssign
+    + std::ops::Neg<Output = Self>
+    + 'static
+{
+    const ZERO: Self;
+    const ONE: Self;
+    /// The machine epsilon, as an `f64`.
+    const EPS: f64;
+    /// `x` rounded to this type.
+    fn from_f64(x: f64) -> Self;
+    /// `ln |self|` (`-inf` for zero).
+    fn ln_abs(self) -> Self;
+}
+
+impl Float for f32 {
+    const ZERO: f32 = 0.0;
+    const ONE: f32 = 1.0;
+    const EPS: f64 = f32::EPSILON as f64;
+    fn from_f64(x: f64) -> f32 {
+        x as f32
+    }
+    fn ln_abs(self) -> f32 {
+        self.abs().ln()
+    }
+}
+
+impl Float for f64 {
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
+    const EPS: f64 = f64::EPSILON;
+    fn from_f64(x: f64) -> f64 {
+        x
+    }
+    fn ln_abs(self) -> f64 {
+        self.abs().ln()
+    }
+}
+
+/// The storage offsets (in elements) of every matrix of `t` (`[batch.., r, c]`), in
+/// row-major batch order.
+fn matrix_offsets(t: &Tensor) -> Vec<isize> {
+    let nd = t.ndim();
+    let (shape, strides) = (&t.shape()[..nd - 2], &t.strides()[..nd - 2]);
+    let mut v = Vec::with_capacity(crate::layout::numel_of(shape));
+    super::walk(shape, [strides], [t.offset()], |[o]| v.push(o as isize));
+    v
+}
+
+/// One input matrix: its base pointer, shape and strides.
+struct In<T> {
+    base: Shared<*const T>,
+    rows: usize,
+    cols: usize,
+    rs: isize,
+    cs: isize,
+}
+
+impl<T> Clone for In<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for In<T> {}
+
+impl<T> In<T> {
+    fn of(t: &Tensor) -> In<T> {
+        let nd = t.ndim();
+        In {
+            base: Shared(t.storage().data_ptr() as *const T),
+            rows: t.shape()[nd - 2],
+            cols: t.shape()[nd - 1],
+            rs: t.strides()[nd - 2],
+            cs: t.strides()[nd - 1],
+        }
+    }
+
+    /// The matrix at element offset `off`.
+    ///
+    /// # Safety
+    /// `off` is one of [`matrix_offsets`] of the tensor this came from, whose storage is
+    /// alive and borrowed for reading while the view is used.
+    unsafe fn at<'a>(self, off: isize) -> MatRef<'a, T> {
+        // SAFETY: every element `off + i·rs + j·cs` lies inside the tensor's checked
+        // layout (L2-L4) over its live storage (caller).
+        unsafe {
+            MatRef::from_raw_parts(
+                self.base.get().wrapping_offset(off),
+                self.rows,
+                self.cols,
+                self.rs,
+                self.cs,
+            )
+        }
+    }
+}
+
+/// One fresh row-major output: `per` elements per batch element.
+struct Out<T> {
+    base: Shared<*mut T>,
+    per: usize,
+}
+
+impl<T> Clone for Out<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Out<T> {}
+
+impl<T> Out<T> {
+    /// Output `t` of a batch of `count` (> 0) elements.
+    fn of(t: &Tensor, count: usize) -> Out<T> {
+        Out {
+            base: Shared(t.storage().data_ptr() as *mut T),
+            per: t.numel() / count.max(1),
+        }
+    }
+
+    /// Output `b`'s first element.
+    fn ptr(self, b: usize) -> *mut T {
+        self.base.get().wrapping_add(b * self.per)
+    }
+
+    /// Output `b` as a row-major `rows × cols` matrix (for 1-d outputs, `rows` is the
+    /// vector's length and `cols` is 1).
+    ///
+    /// # Safety
+    /// `b` is a batch element of the output, which is fresh, contiguous, borrowed for
+    /// writing, and written by this worker only at `b`.
+    unsafe fn mat<'a>(self, b: usize, rows: usize, cols: usize) -> MatMut<'a, T> {
+        // SAFETY: the `rows·cols = per` elements of output `b` (caller).
+        unsafe { MatMut::from_raw_parts_mut(self.ptr(b), rows, cols, cols as isize, 1) }
+    }
+
+    /// Output `b`'s elements.
+    ///
+    /// # Safety
+    /// As [`mat`](Self::mat).
+    unsafe fn slice<'a>(self, b: usize) -> &'a mut [T] {
+        // SAFETY: as above.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr(b), self.per) }
+    }
+}
+
+/// Per-worker scratch: a column-major working matrix, Householder coefficients, the LU
+/// permutation and faer's workspace.
+struct Scratch<T: Float> {
+    work: Mat<T>,
+    coeff: Mat<T>,
+    perm: Vec<usize>,
+    perm_inv: Vec<usize>,
+    mem: MemBuffer,
+}
+
+/// Runs `job` on every matrix of the batch: `ins` are the inputs broadcast to the batch
+/// shape, `outs` the fresh row-major outputs. Returns the first failure in batch order.
+pub(crate) fn run(
+    op: &'static str,
+    job: Job,
+    outs: &[&Tensor],
+    ins: &[&Tensor],
+) -> Result<Option<Failure>> {
+    let mut wants: Vec<(&crate::Storage, bool)> =
+        ins.iter().map(|t| (t.storage(), false)).collect();
+    wants.extend(outs.iter().map(|t| (t.storage(), true)));
+    let _g = borrow::acquire(op, &wants)?;
+    for o in outs {
+        o.storage().bump_version();
+    }
+    // A panic inside faer (which checks its own preconditions with assertions) must not
+    // cross into the caller: it becomes an error naming the op.
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match ins[0].dtype() {
+        DType::F32 => run_typed::<f32>(op, job, outs, ins),
+        DType::F64 => run_typed::<f64>(op, job, outs, ins),
+        other => Err(Error::dtype(
+            op,
+            format!("internal error: no linear-algebra loop for {other}"),
+        )),
+    }));
+    r.unwrap_or_else(|_| {
+        Err(Error::value(
+            op,
+            "internal error: the linear-algebra kernel failed",
+        ))
+    })
+}
+
+fn run_typed<T: Float>(
+    op: &'static str,
+    job: Job,
+    outs: &[&Tensor],
+    ins: &[&Tensor],
+) -> Result<Option<Failure>> {
+    let a = In::<T>::of(ins[0]);
+    let (m, n) = (a.rows, a.cols);
+    let k = m.min(n);
+    let a_offs = matrix_offsets(ins[0]);
+    let count = a_offs.len();
+    let b = ins.get(1).map(|t| (In::<T>::of(t), matrix_offsets(t)));
+    let o: Vec<Out<T>> = outs.iter().map(|t| Out::of(t, count)).collect();
+    let flops = m.saturating_mul(n).saturating_mul(k.max(1));
+
+    // Scratch sizes for one matrix under `par`.
+    let scratch = |par: Par| -> Result<Scratch<T>> {
+        let (work, coeff, req) = match job {
+            Job::Inv | Job::Det | Job::Slogdet | Job::Solve => {
+                let rhs = b.as_ref().map_or(n, |(b, _)| b.cols);
+                let req = StackReq::any_of(&[
+                    lu::lu_in_place_scratch::<usize, T>(n, n, par, Default::default()),
+                    lu_inv::inverse_scratch::<usize, T>(n, par),
+                    lu_solve::solve_in_place_scratch::<usize, T>(n, rhs, par),
+                ]);
+                (Mat::zeros(n, n), Mat::zeros(0, 0), req)
+            }
+            Job::Qr { q } => {
+                let bs = qr::recommended_block_size::<T>(m, n);
+                let qcols = match q {
+                    QOut::Complete => m,
+                    _ => k,
+                };
+                let req = StackReq::any_of(&[
+                    qr::qr_in_place_scratch::<T>(m, n, bs, par, Default::default()),
+                    apply_block_householder_sequence_on_the_left_in_place_scratch::<T>(
+                        m, bs, qcols,
+                    ),
+                ]);
+                (Mat::zeros(m, n), Mat::zeros(bs, k), req)
+            }
+            Job::Cholesky { .. } => (
+                Mat::zeros(0, 0),
+                Mat::zeros(0, 0),
+                cholesky_in_place_scratch::<T>(n, par, Default::default()),
+            ),
+            Job::Eigh { vectors, .. } => {
+                let v = if vectors {
+                    ComputeEigenvectors::Yes
+                } else {
+                    ComputeEigenvectors::No
+                };
+                (
+                    Mat::zeros(0, 0),
+                    Mat::zeros(0, 0),
+                    self_adjoint_evd_scratch::<T>(n, v, par, Default::default()),
+                )
+            }
+            Job::Svd { vectors } => {
+                let v = svd_vectors(vectors);
+                (
+                    Mat::zeros(0, 0),
+                    Mat::zeros(0, 0),
+                    svd_scratch::<T>(m, n, v, v, par, Default::default()),
+                )
+            }
+        };
+        let mem = MemBuffer::try_new(req)
+            .map_err(|_| Error::out_of_memory(op, req.unaligned_bytes_required() as u128))?;
+        Ok(Scratch {
+            work,
+            coeff,
+            perm: vec![0; m],
+            perm_inv: vec![0; m],
+            mem,
+        })
+    };
+
+    // Matrices `lo..hi`, each under `par`; the first failure among them.
+    let chunk = |lo: usize, hi: usize, par: Par| -> Result<Option<Failure>> {
+        let mut s = scratch(par)?;
+        let mut first = None;
+        for i in lo..hi {
+            // SAFETY: `a_offs[i]` is a matrix of input 0, borrowed above.
+            let am = unsafe { a.at(a_offs[i]) };
+            let bm = b.as_ref().map(|(bi, offs)| {
+                // SAFETY: as above, for input 1.
+                unsafe { bi.at(offs[i]) }
+            });
+            // SAFETY: each batch element's outputs are written by the one worker that
+            // runs it.
+            let info = unsafe { one(job, am, bm, &o, i, par, &mut s) };
+            if let Some(info) = info {
+                first.get_or_insert(Failure { batch: i, info });
+            }
+        }
+        Ok(first)
+    };
+
+    if count == 0 {
+        return Ok(None);
+    }
+    if flops.saturating_mul(count) < PAR_BATCH {
+        return chunk(0, count, Par::Seq);
+    }
+    super::pool::parallel(|threads| {
+        if threads > 1 && count > 1 && flops < PAR_MATRIX {
+            let per = count.div_ceil(threads * 4).max(1);
+            let found: Result<Vec<Option<Failure>>> = (0..count.div_ceil(per))
+                .into_par_iter()
+                .map(|c| chunk(c * per, ((c + 1) * per).min(count), Par::Seq))
+                .collect();
+            Ok(found?.into_iter().flatten().min_by_key(|f| f.batch))
+        } else if threads > 1 && flops >= PAR_MATRIX {
+            chunk(0, count, Par::rayon(threads))
+        } else {
+            chunk(0, count, Par::Seq)
+        }
+    })
+}
+
+fn svd_vectors(v: SvdOut) -> ComputeSvdVectors {
+    match v {
+        SvdOut::None => ComputeSvdVectors::No,
+        SvdOut::Thin => ComputeSvdVectors::Thin,
+        SvdOut::Full => ComputeSvdVectors::Full,
+    }
+}
+
+/// Transposes the row-major `n × n` matrix `m` in place, in tiles.
+fn transpose_square<T: Copy>(m: &mut [T], n: usize) {
+    const TILE: usize = 32;
+    for bi in (0..n).step_by(TILE) {
+        for bj in (bi..n).step_by(TILE) {
+            for i in bi..(bi + TILE).min(n) {
+                let from = if bi == bj { i + 1 } else { bj };
+                for j in from..(bj + TILE).min(n) {
+                    m.swap(i * n + j, j * n + i);
+                }
+            }
+        }
+    }
+}
+
+/// Index (0-based) of the first exact zero on the diagonal of the `n × n` LU factor.
+fn zero_pivot<T: Float>(lu: MatRef<'_, T>) -> Option<usize> {
+    (0..lu.nrows()).find(|&i| lu[(i, i)] == T::ZERO)
+}
+
+/// LU of `a` or of `aᵀ` (square) into `s.work`, with the row permutation in
+/// `s.perm`/`s.perm_inv`: `(transpositions, transposed)`.
+///
+/// A matrix laid out by rows (a NumPy array, a row-major tensor) is factored as `aᵀ`,
+/// whose copy into the column-major scratch is a straight copy rather than a transposing
+/// one (`det(aᵀ) = det(a)`; the inverse and the solve use the transposed factors). The
+/// two factorisations round differently, so an exactly singular `a` may give `aᵀ` a tiny
+/// pivot instead of a zero one: when a pivot of `aᵀ`'s factors is within `n·ε` of the
+/// largest, `a` itself is factored again, so that a singular matrix is found, and its
+/// pivot reported, as LAPACK does on `a`.
+fn factor_lu<T: Float>(a: MatRef<'_, T>, s: &mut Scratch<T>, par: Par) -> (usize, bool) {
+    if a.row_stride().unsigned_abs() > a.col_stride().unsigned_abs() {
+        let swaps = lu_into(a.transpose(), s, par);
+        if !near_singular(s.work.as_ref()) {
+            return (swaps, true);
+        }
+    }
+    (lu_into(a, s, par), false)
+}
+
+/// True when a pivot of the LU factors `lu` is zero or within `n·ε` of the largest one.
+fn near_singular<T: Float>(lu: MatRef<'_, T>) -> bool {
+    let n = lu.nrows();
+    let abs = |x: T| if x < T::ZERO { -x } else { x };
+    let mut big = T::ZERO;
+    for i in 0..n {
+        let d = abs(lu[(i, i)]);
+        if d > big {
+            big = d;
+        }
+    }
+    let cut = big * T::from_f64(n as f64 * T::EPS);
+    // NaN pivots count as near-singular too.
+    (0..n).any(|i| abs(lu[(i, i)]).partial_cmp(&cut) != Some(std::cmp::Ordering::Greater))
+}
+
+/// LU of `a` into `s.work`; returns the number of transpositions.
+fn lu_into<T: Float>(a: MatRef<'_, T>, s: &mut Scratch<T>, par: Par) -> usize {
+    s.work.copy_from(a);
+    let (info, _) = lu::lu_in_place(
+        s.work.as_mut(),
+        &mut s.perm,
+        &mut s.perm_inv,
+        par,
+        MemStack::new(&mut s.mem),
+        Default::default(),
+    );
+    info.transposition_count
+}
+
+/// Runs `job` on one matrix `a` (and `b`), writing batch element `i` of the outputs;
+/// `Some(info)` (LAPACK's 1-based code) when it cannot be completed.
+///
+/// # Safety
+/// `a` and `b` are live, borrowed input matrices; batch element `i` of every output is
+/// written by this call only.
+#[allow(clippy::too_many_arguments)]
+unsafe fn one<T: Float>(
+    job: Job,
+    a: MatRef<'_, T>,
+    b: Option<MatRef<'_, T>>,
+    o: &[Out<T>],
+    i: usize,
+    par: Par,
+    s: &mut Scratch<T>,
+) -> Option<usize> {
+    let (m, n) = (a.nrows(), a.ncols());
+    let k = m.min(n);
+    match job {
+        Job::Cholesky { upper } => {
+            // Upper: the lower factor of Aᵀ (A's upper triangle), written transposed.
+            let (a, mut l) = if upper {
+                // SAFETY: output 0 is `n × n` at batch element `i` (caller).
+                (a.transpose(), unsafe { o[0].mat(i, n, n) }.transpose_mut())
+            } else {
+                // SAFETY: as above.
+                (a, unsafe { o[0].mat(i, n, n) })
+            };
+            l.copy_from_triangular_lower(a);
+            let r = cholesky_in_place(
+                l.rb_mut(),
+                Default::default(),
+                par,
+                MemStack::new(&mut s.mem),
+                Default::default(),
+            );
+            for c in 1..n {
+                for r in 0..c {
+                    l[(r, c)] = T::ZERO;
+                }
+            }
+            match r {
+                Ok(_) => None,
+                Err(LltError::NonPositivePivot { index }) => Some(index + 1),
+            }
+        }
+        Job::Inv => {
+            let (_, transposed) = factor_lu(a, s, par);
+            if let Some(z) = zero_pivot(s.work.as_ref()) {
+                return Some(z + 1);
+            }
+            // SAFETY: output 0 is `n × n` at `i`.
+            let out = unsafe { o[0].mat(i, n, n) };
+            // inv(a) = inv(aᵀ)ᵀ: written through the transposed (column-major) view.
+            let out = if transposed { out.transpose_mut() } else { out };
+            let lu = s.work.as_ref();
+            lu_inv::inverse(
+                out,
+                lu,
+                lu,
+                faer::perm::PermRef::new_checked(&s.perm, &s.perm_inv, n),
+                par,
+                MemStack::new(&mut s.mem),
+            );
+            None
+        }
+        Job::Det | Job::Slogdet => {
+            let (swaps, _) = factor_lu(a, s, par);
+            let mut sign = if swaps % 2 == 1 { -T::ONE } else { T::ONE };
+            let (mut det, mut logabs) = (sign, T::ZERO);
+            for d in 0..n {
+                let x = s.work[(d, d)];
+                det *= x;
+                logabs += x.ln_abs();
+                if x < T::ZERO {
+                    sign = -sign;
+                } else if x == T::ZERO {
+                    sign = T::ZERO;
+                }
+            }
+            if job == Job::Det {
+                // SAFETY: output 0 has one element per batch element.
+                unsafe { o[0].slice(i)[0] = det };
+            } else {
+                // SAFETY: outputs 0 and 1 have one element per batch element.
+                unsafe {
+                    o[0].slice(i)[0] = sign;
+                    o[1].slice(i)[0] = logabs;
+                }
+            }
+            None
+        }
+        Job::Solve => {
+            let b = b.expect("solve has a right-hand side");
+            let (_, transposed) = factor_lu(a, s, par);
+            if let Some(z) = zero_pivot(s.work.as_ref()) {
+                return Some(z + 1);
+            }
+            // SAFETY: output 0 is `n × rhs` at `i`.
+            let mut x = unsafe { o[0].mat(i, n, b.ncols()) };
+            x.copy_from(b);
+            let lu = s.work.as_ref();
+            let perm = faer::perm::PermRef::new_checked(&s.perm, &s.perm_inv, n);
+            let stack = MemStack::new(&mut s.mem);
+            if transposed {
+                // The factors are aᵀ's: a·x = b is (aᵀ)ᵀ·x = b.
+                lu_solve::solve_transpose_in_place(lu, lu, perm, x, par, stack);
+            } else {
+                lu_solve::solve_in_place(lu, lu, perm, x, par, stack);
+            }
+            None
+        }
+        Job::Qr { q } => {
+            s.work.copy_from(a);
+            qr::qr_in_place(
+                s.work.as_mut(),
+                s.coeff.as_mut(),
+                par,
+                MemStack::new(&mut s.mem),
+                Default::default(),
+            );
+            let (qi, ri) = if q == QOut::None {
+                (None, 0)
+            } else {
+                (Some(0), 1)
+            };
+            let rrows = if q == QOut::Complete { m } else { k };
+            // SAFETY: the R output is `rrows × n` at `i`.
+            let mut r = unsafe { o[ri].mat(i, rrows, n) };
+            for row in 0..rrows {
+                for c in 0..n {
+                    r[(row, c)] = if c >= row { s.work[(row, c)] } else { T::ZERO };
+                }
+            }
+            if let Some(qi) = qi {
+                let qcols = if q == QOut::Complete { m } else { k };
+                // SAFETY: the Q output is `m × qcols` at `i`.
+                let mut qm = unsafe { o[qi].mat(i, m, qcols) };
+                for row in 0..m {
+                    for c in 0..qcols {
+                        qm[(row, c)] = if row == c { T::ONE } else { T::ZERO };
+                    }
+                }
+                apply_block_householder_sequence_on_the_left_in_place_with_conj(
+                    s.work.as_ref(),
+                    s.coeff.as_ref(),
+                    Conj::No,
+                    qm,
+                    par,
+                    MemStack::new(&mut s.mem),
+                );
+            }
+            None
+        }
+        Job::Eigh { vectors, upper } => {
+            // faer reads the lower triangle: A's upper one is the lower one of Aᵀ.
+            let a = if upper { a.transpose() } else { a };
+            // SAFETY: output 0 holds `n` eigenvalues at `i`.
+            let w = unsafe { ColMut::from_raw_parts_mut(o[0].ptr(i), n, 1) }.as_diagonal_mut();
+            // The eigenvectors go in column-major (faer's back-transformation is several
+            // times slower into a row-major matrix), then the square is transposed in place.
+            // SAFETY: output 1 is `n × n` at `i`.
+            let v = vectors.then(|| unsafe { o[1].mat(i, n, n) }.transpose_mut());
+            let r = self_adjoint_evd(a, w, v, par, MemStack::new(&mut s.mem), Default::default());
+            if vectors {
+                // SAFETY: output 1's `n × n` elements at `i`, written by this call only.
+                transpose_square(unsafe { o[1].slice(i) }, n);
+            }
+            r.err().map(|_| n)
+        }
+        Job::Svd { vectors } => {
+            let (si, ui, vi) = if vectors == SvdOut::None {
+                (0, None, None)
+            } else {
+                (1, Some(0), Some(2))
+            };
+            let (uc, vr) = if vectors == SvdOut::Full {
+                (m, n)
+            } else {
+                (k, k)
+            };
+            // SAFETY: the S output holds `k` values at `i`.
+            let sv = unsafe { ColMut::from_raw_parts_mut(o[si].ptr(i), k, 1) }.as_diagonal_mut();
+            // faer's full U of a tall matrix leaves the block right of the first `n`
+            // columns and above the last `m - n` rows unwritten (zero): start from zeros.
+            for oi in [ui, vi].into_iter().flatten() {
+                // SAFETY: output `oi`'s elements at `i`, written by this call only.
+                unsafe { o[oi].slice(i) }.fill(T::ZERO);
+            }
+            // SAFETY: the U output is `m × uc` at `i`.
+            let u = ui.map(|ui| unsafe { o[ui].mat(i, m, uc) });
+            // Vh (`vr × n`, row-major) is V (`n × vr`) column-major.
+            // SAFETY: the Vh output is `vr × n` at `i`.
+            let v = vi.map(|vi| unsafe { o[vi].mat(i, vr, n) }.transpose_mut());
+            let r = svd(
+                a,
+                sv,
+                u,
+                v,
+                par,
+                MemStack::new(&mut s.mem),
+                Default::default(),
+            );
+            r.err().map(|_| k)
+        }
+    }
+}
