@@ -40,8 +40,10 @@ use crate::storage::borrow;
 use crate::tensor::Tensor;
 
 /// Below this many flops (`≈ m·n·min(m, n)`) per matrix a factorisation runs on one
-/// thread: faer's parallel paths cost more than they save on small matrices.
-const PAR_MATRIX: usize = 96 * 96 * 96;
+/// thread: faer's parallel paths cost more than they save on small matrices. (At 96³, two
+/// threads made 512² `solve`, `eigh` and `svd` 20–40% slower than one on the 2-core VM of
+/// the README's table; 2048² gains 1.4–2×.)
+const PAR_MATRIX: usize = 768 * 768 * 768;
 /// Below this many flops in the whole batch nothing goes parallel.
 const PAR_BATCH: usize = 32 * 32 * 32;
 
