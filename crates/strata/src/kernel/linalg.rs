@@ -47,6 +47,18 @@ const PAR_MATRIX: usize = 768 * 768 * 768;
 /// Below this many flops in the whole batch nothing goes parallel.
 const PAR_BATCH: usize = 32 * 32 * 32;
 
+/// A zeroed `m × n` matrix, or an out-of-memory error (`Mat::zeros` aborts when the
+/// allocation fails; the work matrices are as large as an input matrix).
+fn try_zeros<T: Float>(op: &'static str, m: usize, n: usize) -> Result<Mat<T>> {
+    let mut a = Mat::new();
+    a.try_reserve(m, n).map_err(|_| {
+        let bytes = (m as u128) * (n as u128) * (size_of::<T>() as u128);
+        Error::out_of_memory(op, bytes)
+    })?;
+    a.resize_with(m, n, |_, _| T::ZERO);
+    Ok(a)
+}
+
 /// The element types the loops run on: float32 and float64.
 trait Float:
     faer::traits::RealField
@@ -268,7 +280,7 @@ fn run_typed<T: Float>(
                     lu_inv::inverse_scratch::<usize, T>(n, par),
                     lu_solve::solve_in_place_scratch::<usize, T>(n, rhs, par),
                 ]);
-                (Mat::zeros(n, n), Mat::zeros(0, 0), req)
+                (try_zeros(op, n, n)?, Mat::zeros(0, 0), req)
             }
             Job::Qr { q } => {
                 let bs = qr::recommended_block_size::<T>(m, n);
@@ -282,7 +294,7 @@ fn run_typed<T: Float>(
                         m, bs, qcols,
                     ),
                 ]);
-                (Mat::zeros(m, n), Mat::zeros(bs, k), req)
+                (try_zeros(op, m, n)?, try_zeros(op, bs, k)?, req)
             }
             Job::Cholesky { .. } => (
                 Mat::zeros(0, 0),
