@@ -666,8 +666,9 @@ fn exp2(x: __m512) -> __m512 {
 // 1, the midpoint elsewhere), `log_b c` (plus `log_b 2` for `m < 1`, whose exponent
 // `getexp` counts one lower) as a high part on a 2⁻¹⁷ grid and a low part; `log_b(1 + r) =
 // a0·r + r²·Q(r)`, `a0 = 1/ln b` as a high and a low float32, `Q` of degree 3 (relative
-// error 2⁻²⁸ over `r` in `[−1/32, 1/16]`). Generated with mpmath (weighted least squares on
-// Chebyshev nodes, each coefficient rounded to float32 before the next is fitted).
+// error 2⁻²⁸ over `r` in `[−1/32, 1/16]`). Printed by `scripts/gen_log_f32_tables.py`
+// (mpmath; weighted least squares on Chebyshev nodes, each coefficient rounded to float32
+// before the next is fitted).
 const LOGF_INVC: [f32; 16] = [
     f32::from_bits(0x3f800000),
     f32::from_bits(0x3f6a0ea1),
