@@ -943,6 +943,43 @@ unsafe fn bf16_block<const BX: bool, const BY: bool>(
     unsafe { o.cast::<Bits>().write_unaligned(r) };
 }
 
+/// One full block of `f16`s, fused as [`bf16_block`] is: both inputs widened with the
+/// vector conversions (F16C / AVX-512) into block arrays, `f` applied, the results
+/// narrowed back, every length the constant [`HALF_BLOCK`] (with the run's length
+/// unknown, the conversion loops and their tails stayed loops over arrays in memory:
+/// float16 `a * b` of 1M took 161 µs, PyTorch 119).
+///
+/// # Safety
+/// As for [`bf16_block`], for `f16`; `level` at most [`cpu::detected`].
+#[inline(always)]
+unsafe fn f16_block<const BX: bool, const BY: bool>(
+    level: Level,
+    o: *mut u8,
+    x: *const u8,
+    y: *const u8,
+    xv: f32,
+    yv: f32,
+    f: &impl Fn(f32, f32) -> f32,
+) {
+    let mut a = [xv; HALF_BLOCK];
+    let mut b = [yv; HALF_BLOCK];
+    // SAFETY: the caller's contract; the arrays hold `HALF_BLOCK` values.
+    unsafe {
+        if !BX {
+            half::f16::widen(level, x, a.as_mut_ptr(), HALF_BLOCK);
+        }
+        if !BY {
+            half::f16::widen(level, y, b.as_mut_ptr(), HALF_BLOCK);
+        }
+    }
+    let mut r = [0f32; HALF_BLOCK];
+    for ((o, &u), &w) in r.iter_mut().zip(&a).zip(&b) {
+        *o = f(u, w);
+    }
+    // SAFETY: as above; the whole block was read before this write.
+    unsafe { half::f16::narrow(level, r.as_ptr(), o, HALF_BLOCK) };
+}
+
 /// The arguments of [`half_map1`] as an [`AtLevel`] computation.
 struct HalfMap1<'a, H, F> {
     o: *mut u8,
@@ -1121,8 +1158,9 @@ impl<H: HalfBlock, F: Fn(f32, f32) -> f32> AtLevel for HalfMap2<'_, H, F> {
             b = [one(y); HALF_BLOCK];
         }
         let mut k = 0;
-        let fuse =
-            H::DTYPE == crate::DType::BF16 && so == 2 && matches!(sx, 0 | 2) && matches!(sy, 0 | 2);
+        let contiguous = so == 2 && matches!(sx, 0 | 2) && matches!(sy, 0 | 2);
+        let fuse = H::DTYPE == crate::DType::BF16 && contiguous;
+        let fuse16 = H::DTYPE == crate::DType::F16 && contiguous && level != Level::Portable;
         let native = super::half_convert::bf16_native(level);
         while k < n {
             let m = (n - k).min(HALF_BLOCK);
@@ -1145,6 +1183,22 @@ impl<H: HalfBlock, F: Fn(f32, f32) -> f32> AtLevel for HalfMap2<'_, H, F> {
                             bf16_block::<false, true>(ok, xk, yk, 0.0, b[0], f, native)
                         }
                         (true, true) => bf16_block::<true, true>(ok, xk, yk, a[0], b[0], f, native),
+                    }
+                }
+                k += m;
+                continue;
+            }
+            if fuse16 && m == HALF_BLOCK {
+                let (xk, yk) = (x.wrapping_offset(kk * sx), y.wrapping_offset(kk * sy));
+                let ok = o.wrapping_offset(kk * 2);
+                let (xv, yv) = (a[0], b[0]);
+                // SAFETY: as for the `bf16` blocks above; `H` is `f16`.
+                unsafe {
+                    match (sx == 0, sy == 0) {
+                        (false, false) => f16_block::<false, false>(level, ok, xk, yk, xv, yv, f),
+                        (true, false) => f16_block::<true, false>(level, ok, xk, yk, xv, yv, f),
+                        (false, true) => f16_block::<false, true>(level, ok, xk, yk, xv, yv, f),
+                        (true, true) => f16_block::<true, true>(level, ok, xk, yk, xv, yv, f),
                     }
                 }
                 k += m;

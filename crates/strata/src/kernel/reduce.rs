@@ -16,6 +16,7 @@ mod run;
 pub(crate) use run::Shared;
 mod scan;
 mod vertical;
+mod wide_leaf;
 
 use std::marker::PhantomData;
 

@@ -13,6 +13,7 @@ use rayon::prelude::*;
 
 use super::accumulators::ReduceOp;
 use super::geom::{count, in_bytes, out_bytes, sizes, Dim, Geom, Odometer};
+use super::wide_leaf;
 use crate::dtype::Element;
 use crate::kernel::engine::par_from;
 
@@ -20,6 +21,7 @@ use crate::kernel::engine::par_from;
 pub(super) const LANES: usize = 16;
 /// Largest run folded by one multi-accumulator loop for pairwise ops (each lane then adds
 /// up 16 elements in sequence, as NumPy's pairwise sum does); longer runs are halved.
+/// Contiguous runs of float sums have wider leaves (`super::wide_leaf`).
 const LEAF: usize = 256;
 /// The same for order-insensitive ops (leaves only bound the task size).
 const LEAF_EXACT: usize = 1 << 15;
@@ -275,7 +277,8 @@ unsafe fn run_tree<O: ReduceOp>(
 
 /// Pairwise fold of one run into [`LANES`] accumulators, element `i` going to lane
 /// `i % LANES`: halves (at a multiple of [`LANES`], so lanes stay aligned) down to leaves
-/// folded by [`lanes`], combined lane by lane.
+/// folded by [`lanes`] (or, for contiguous float sums, by `super::wide_leaf`), combined
+/// lane by lane.
 ///
 /// # Safety
 /// The `n` elements must be readable.
@@ -287,7 +290,23 @@ pub(super) unsafe fn run_lanes<O: ReduceOp>(
     aux: &AuxLanes<O>,
     par: bool,
 ) -> [O::Acc; LANES] {
-    let leaf = if O::PAIRWISE { LEAF } else { LEAF_EXACT };
+    // Contiguous runs of float sums longer than a plain leaf fold in wide leaves
+    // (`super::wide_leaf`); halves of a run longer than a wide leaf are longer than a
+    // plain one, so a run's leaves are all wide or all plain.
+    let wide = wide_leaf::applies::<O>() && s == size_of::<O::In>() as isize && n > LEAF;
+    let leaf = if !O::PAIRWISE {
+        LEAF_EXACT
+    } else if wide {
+        wide_leaf::leaf::<O::Acc>()
+    } else {
+        LEAF
+    };
+    // A wide run short enough for one thread is walked down to its leaves in code
+    // compiled for the CPU level (`wide_leaf::fold`, the same tree as below).
+    if wide && n <= wide_leaf::TREE_MAX && !(par && n >= SPLIT_MIN) {
+        // SAFETY: forwarded.
+        return unsafe { wide_leaf::fold(op, p, n, aux) };
+    }
     if n <= leaf {
         // SAFETY: forwarded.
         return unsafe { lanes(op, p, n, s, aux) };
