@@ -1,14 +1,15 @@
 //! `amax` / `amin` / `max()` / `min()` over contiguous runs (the block fold of
 //! `kernel/reduce/accumulators.rs`: a plain vector max/min per block, NaN checked per
 //! block) against a sequential model with PyTorch's semantics (a NaN anywhere gives
-//! NaN), for the float and integer dtypes: lengths around the lanes (16, 32) and the
-//! block (512), NaNs at the start, in a block, at a block edge and in the tail, ±inf,
-//! ±0, the extreme integers; full reductions, per-row (`dim=1`) reductions and strided
+//! NaN), for the float (float16 and bfloat16 included) and integer dtypes: lengths
+//! around the lanes (16, 32) and the block (512), NaNs at the start, in a block, at a
+//! block edge and in the tail, ±inf, ±0, the extreme integers; full reductions, per-row (`dim=1`) reductions and strided
 //! inputs (the generic loop). [`extremes_at_every_level`] reruns them in a child
 //! process per CPU level this machine has.
 
 mod common;
 
+use half::{bf16, f16};
 use strata::kernel::cpu;
 use strata::Tensor;
 
@@ -179,6 +180,9 @@ fn float_extremes_match_the_model() {
         for v in float_cases(n) {
             check_float::<f32>("f32", &v, |x| x as f32, |x| x as f64);
             check_float::<f64>("f64", &v, |x| x, |x| x);
+            // The half types: blocks widened to f32 and folded by the same code.
+            check_float::<f16>("f16", &v, f16::from_f64, |x| x.to_f64());
+            check_float::<bf16>("bf16", &v, bf16::from_f64, |x| x.to_f64());
         }
     }
 }
