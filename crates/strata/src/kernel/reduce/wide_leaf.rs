@@ -106,8 +106,10 @@ impl<O: ReduceOp> AtLevel for WideLeaf<'_, O> {
         // recursion, so a result does not depend on where the walk starts. Three
         // passes: the tree is laid out (its leaves in order, and its post-order as
         // "leaf" / "combine the last two" steps), the leaves are folded in one plain
-        // loop (the tree's branches interleaved with the folds cost a fifth of a
-        // 1M float32 sum), and the steps are replayed on the leaves' results.
+        // loop, and the steps are replayed on the leaves' results. (A walk that folded
+        // each leaf as it reached it measured the same within this VM's noise — 59–64
+        // µs for a 1M float32 sum either way; the plain leaf loop is kept so the folds
+        // are not interleaved with the tree's branches.)
         // Leaves: a piece longer than a leaf (at least 1024 elements) is halved into
         // pieces of more than `1024 / 2 - LANES` = 496, so a run of at most `TREE_MAX`
         // has at most 133 leaves and the tree is at most 8 levels deep (`todo` holds at
