@@ -50,7 +50,7 @@ where
 pub(crate) fn broadcast_numel(shapes: &[&[usize]]) -> usize {
     // The common small-op case, equal shapes (or a scalar operand), needs no broadcast.
     if let [a, b] = shapes {
-        if a == b || b.is_empty() {
+        if b.is_empty() || strata::layout::same_dims(a, b) {
             return a.iter().fold(1, |n, &k| n.saturating_mul(k));
         }
     }

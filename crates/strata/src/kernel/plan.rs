@@ -211,9 +211,14 @@ fn output_like(shape: &[usize], dtype: DType, inputs: &[&Tensor], zeroed: bool) 
     // common case, without the dim-order search below.
     if inputs
         .iter()
-        .all(|t| t.ndim() == 0 || (t.shape() == shape && t.is_contiguous()))
+        .all(|t| t.ndim() == 0 || (crate::layout::same_dims(t.shape(), shape) && t.is_contiguous()))
     {
-        return Tensor::fresh(storage(nbytes)?, Layout::contiguous(shape)?, dtype);
+        // An input laid out exactly as the result will be lends its layout (a copy).
+        let layout = match inputs.iter().find(|t| t.ndim() > 0) {
+            Some(t) if t.layout().is_row_major_at_zero() => t.layout().clone(),
+            _ => Layout::contiguous(shape)?,
+        };
+        return Tensor::fresh(storage(nbytes)?, layout, dtype);
     }
     let target: Vec<i64> = shape.iter().map(|&n| n as i64).collect();
     let mut views = Vec::with_capacity(inputs.len());
@@ -228,11 +233,11 @@ fn output_like(shape: &[usize], dtype: DType, inputs: &[&Tensor], zeroed: bool) 
 }
 
 /// Borrows `out` exclusively and `inputs` shared for a kernel, and bumps `out`'s version.
-pub(crate) fn borrow_for_write<const M: usize>(
+pub(crate) fn borrow_for_write<'a, const M: usize>(
     op: &'static str,
-    out: &Tensor,
-    inputs: [&Tensor; M],
-) -> Result<crate::storage::borrow::BorrowGuard> {
+    out: &'a Tensor,
+    inputs: [&'a Tensor; M],
+) -> Result<crate::storage::borrow::BorrowGuard<'a>> {
     let g = borrow_for(op, out, inputs)?;
     out.storage().bump_version();
     Ok(g)
@@ -240,11 +245,11 @@ pub(crate) fn borrow_for_write<const M: usize>(
 
 /// [`borrow_for_write`] without the version bump, for a path that may still give up
 /// before writing (the elementwise flat path; the general path then borrows again).
-pub(crate) fn borrow_for<const M: usize>(
+pub(crate) fn borrow_for<'a, const M: usize>(
     op: &'static str,
-    out: &Tensor,
-    inputs: [&Tensor; M],
-) -> Result<crate::storage::borrow::BorrowGuard> {
+    out: &'a Tensor,
+    inputs: [&'a Tensor; M],
+) -> Result<crate::storage::borrow::BorrowGuard<'a>> {
     let mut wants: smallvec::SmallVec<[(&crate::Storage, bool); 4]> = smallvec::SmallVec::new();
     wants.push((out.storage(), true));
     wants.extend(inputs.iter().map(|t| (t.storage(), false)));

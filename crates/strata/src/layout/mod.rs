@@ -101,6 +101,13 @@ pub fn checked_numel(op: &'static str, shape: &[usize]) -> Result<usize> {
     Ok(n)
 }
 
+/// `a == b` for shapes, inline: a slice compare of a few words is a `memcmp` call, a
+/// visible part of a small op's cost.
+#[inline]
+pub fn same_dims(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 /// Row-major (C-order) strides for `shape`: the last dim has stride 1. Size-0 and size-1
 /// dims are treated as size 1 when multiplying, as PyTorch does.
 ///
@@ -350,6 +357,23 @@ impl Layout {
                 return false;
             }
             expected *= n as isize;
+        }
+        true
+    }
+
+    /// Whether this is exactly [`Layout::contiguous`] of its shape: offset 0 and the
+    /// row-major strides, size-1 dims included (which [`is_contiguous`](Self::is_contiguous)
+    /// ignores). Then a copy of it is a fresh output's layout, cheaper than rebuilding one.
+    pub fn is_row_major_at_zero(&self) -> bool {
+        if self.offset != 0 {
+            return false;
+        }
+        let mut expected: isize = 1;
+        for (&n, &s) in self.shape.iter().zip(&self.strides).rev() {
+            if s != expected {
+                return false;
+            }
+            expected = expected.saturating_mul(n.max(1) as isize);
         }
         true
     }

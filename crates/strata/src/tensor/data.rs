@@ -427,7 +427,7 @@ impl Tensor {
 /// Shared access to a contiguous tensor's elements as `&[T]`.
 #[derive(Debug)]
 pub struct ReadGuard<'a, T> {
-    _guard: BorrowGuard,
+    _guard: BorrowGuard<'a>,
     ptr: *mut T,
     len: usize,
     _t: PhantomData<&'a T>,
@@ -446,7 +446,7 @@ impl<T> Deref for ReadGuard<'_, T> {
 /// Exclusive access to a contiguous tensor's elements as `&mut [T]`.
 #[derive(Debug)]
 pub struct WriteGuard<'a, T> {
-    _guard: BorrowGuard,
+    _guard: BorrowGuard<'a>,
     ptr: *mut T,
     len: usize,
     _t: PhantomData<&'a mut T>,

@@ -339,15 +339,17 @@ pub(crate) fn storage_to_host(op: &'static str, s: &Storage) -> Result<Storage> 
     };
     backend(op, ordinal)?;
     let out = Storage::for_overwrite(s.nbytes())?;
-    let _g = borrow::acquire(op, &[(&out, true), (s, false)])?;
-    dtoh(
-        op,
-        ordinal,
-        out.data_ptr(),
-        s.data_ptr() as u64,
-        s.nbytes(),
-        true,
-    )?;
+    {
+        let _g = borrow::acquire(op, &[(&out, true), (s, false)])?;
+        dtoh(
+            op,
+            ordinal,
+            out.data_ptr(),
+            s.data_ptr() as u64,
+            s.nbytes(),
+            true,
+        )?;
+    }
     Ok(out)
 }
 
