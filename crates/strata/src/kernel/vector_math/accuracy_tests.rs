@@ -517,6 +517,45 @@ fn float32_kernel_maps_within_their_bound_at_every_level() {
     report += &check_kernel_map("atan", f32_math::AtanMap, err(f64::atan), bits, 1.0, &xs);
     report += &check_kernel_map("asin", f32_math::AsinMap, err(f64::asin), bits, 1.0, &xs);
     report += &check_kernel_map("acos", f32_math::AcosMap, err(f64::acos), bits, 1.0, &xs);
+    // (The portable function's bound, `cases_f32`; the kernel measured 1.99 ulp.)
+    report += &check_kernel_map(
+        "sigmoid",
+        f32_math::SigmoidMap,
+        err(|x| 1.0 / (1.0 + (-x).exp())),
+        bits,
+        2.35,
+        &xs,
+    );
+    report += &check_kernel_map("erf", f32_math::ErfMap, err(libm::erf), bits, 1.0, &xs);
+    // gelu against `x·½·erfc(−x/√2)` in float64. For x < 0 the portable expression
+    // cancels (`1 + erf`), so the shared bound there is on the error over
+    // `max(ulp, |x|·2⁻²⁴)`; the kernel's relative error for x < 0 is checked below.
+    let gelu_ref = |x: f64| x * 0.5 * libm::erfc(-x * std::f64::consts::FRAC_1_SQRT_2);
+    let gelu_err = move |x: f32, g: f32| {
+        let w = gelu_ref(x as f64);
+        if x >= 0.0 || x.is_nan() || g.is_nan() || w == 0.0 {
+            ulps_f32(g, w)
+        } else {
+            (g as f64 - w).abs() / ulp_f32(w).max(x.abs() as f64 * 2f64.powi(-24))
+        }
+    };
+    report += &check_kernel_map("gelu", f32_math::GeluMap, gelu_err, bits, 1.6, &xs);
+    if levels().contains(&Level::Avx512) {
+        let got = map_at_level(Level::Avx512, &xs, 1, f32_math::GeluMap);
+        let (mut worst, mut at) = (0.0f64, 0.0f32);
+        for (&x, &g) in xs.iter().zip(&got) {
+            let w = gelu_ref(x as f64);
+            // (Down to where the result is normal: below, ulps of subnormals.)
+            if x < 0.0 && w.abs() >= f32::MIN_POSITIVE as f64 {
+                let e = ulps_f32(g, w);
+                if e > worst {
+                    (worst, at) = (e, x);
+                }
+            }
+        }
+        assert!(worst <= 7.0, "gelu kernel, x < 0: {worst} ulp at {at}");
+        report += &format!("gelu kernel, x < 0, relative: {worst:.3} ulp\n");
+    }
     println!("{report}");
 }
 
@@ -620,7 +659,31 @@ fn float64_functions_are_within_their_bound_at_every_level() {
         2.0,
         &xs,
     );
+    report += &check_kernel_map(
+        "sigmoid",
+        f64_math::SigmoidMap,
+        err64(sigmoid_reference),
+        bits64,
+        2.5,
+        &xs,
+    );
     println!("{report}");
+}
+
+/// The logistic function in float64 with only the C library's `e^−|x|` rounded: `1 + e`
+/// kept as an exact pair and the quotient corrected by its residual, so the reference's
+/// error is the exponential's (scaled by at most 1) rather than three roundings.
+fn sigmoid_reference(x: f64) -> f64 {
+    if x.is_nan() {
+        return x;
+    }
+    let e = (-x.abs()).exp();
+    let num = if x < 0.0 { e } else { 1.0 };
+    let hi = 1.0 + e;
+    let lo = e - (hi - 1.0); // exact: 1 ≥ e, so 1 + e's rounding error is this
+    let q = num / hi;
+    let r = q.mul_add(-hi, num); // num − q·hi, exact
+    q + (r - q * lo) / hi
 }
 
 // ---- float64: the circular functions and their inverses, the hyperbolic functions and

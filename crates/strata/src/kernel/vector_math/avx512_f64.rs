@@ -434,6 +434,19 @@ fn exp(x: __m512d) -> __m512d {
     }
 }
 
+/// The logistic function in each lane, as the portable `f64_math::sigmoid`: `e = e^−|x|`,
+/// then `1/(1 + e)` for `x ≥ 0` and `e/(1 + e)` below. NaN passes.
+#[inline(always)]
+fn sigmoid(x: __m512d) -> __m512d {
+    // SAFETY: as for `exp`.
+    unsafe {
+        let e = exp(_mm512_or_pd(x, splat(-0.0)));
+        let neg = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(x, splat(0.0));
+        let num = _mm512_mask_blend_pd(neg, splat(1.0), e);
+        _mm512_div_pd(num, _mm512_add_pd(splat(1.0), e))
+    }
+}
+
 /// The pieces of `2^off·eᵃ` for `a` already clamped (NaN passes): `s = 2^(k+off)·T_hi`
 /// (exact), `sl = 2^(k+off)·T_lo` and `p = eʳ − 1`, so that `2^off·eᵃ = (s + sl)·(1 + p)`.
 #[inline(always)]
@@ -710,6 +723,7 @@ pub(crate) enum Func {
     Asin,
     Acos,
     Tan,
+    Sigmoid,
 }
 
 /// `log_b x` in each lane, the rare lanes (see [`log_rare`]) by the portable `scalar`.
@@ -1171,5 +1185,6 @@ pub(crate) unsafe fn run(f: Func, o: *mut f64, x: *const f64, n: usize) {
         Func::Asin => run_with!(o, x, n, |v| asin(v)),
         Func::Acos => run_with!(o, x, n, |v| acos(v)),
         Func::Tan => run_with!(o, x, n, |v| tan(v)),
+        Func::Sigmoid => run_with!(o, x, n, |v| sigmoid(v)),
     }
 }

@@ -348,6 +348,18 @@ kernel_map!(
     /// `eˣ − 1` as a map.
     f32, Expm1Map, expm1, avx512_f32, Expm1
 );
+kernel_map!(
+    /// The logistic function as a map.
+    f32, SigmoidMap, sigmoid, avx512_f32, Sigmoid
+);
+kernel_map!(
+    /// `erf x` as a map.
+    f32, ErfMap, erf, avx512_f32, Erf
+);
+kernel_map!(
+    /// GELU as a map.
+    f32, GeluMap, gelu, avx512_f32, Gelu
+);
 
 kernel_map!(
     /// `tanh x` as a map.
@@ -1053,6 +1065,14 @@ pub(crate) fn erf(x: f32) -> f32 {
     } else {
         v
     }
+}
+
+/// GELU, PyTorch's default (erf) form: `x·½·(1 + erf(x/√2))` in float32, the expression
+/// of the op table's scalar kernel (so the block and element forms agree bit for bit).
+/// For `x < 0` the sum cancels: its error is about `|x|·2⁻²⁴`, absolute.
+#[inline(always)]
+pub(crate) fn gelu(x: f32) -> f32 {
+    x * 0.5 * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 
 /// The numerator of [`erf`]'s rational function (coefficients of `z = x²`).

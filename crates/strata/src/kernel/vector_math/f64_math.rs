@@ -67,10 +67,13 @@ pub(crate) fn exp(x: f64) -> f64 {
     }
 }
 
-/// The logistic function `1/(1 + e⁻ˣ)`.
+/// The logistic function `1/(1 + e⁻ˣ)`, as `eˣ/(1 + eˣ)` for `x < 0` (so results that
+/// are subnormals, below −708, still come out rather than 0).
 #[inline(always)]
 pub(crate) fn sigmoid(x: f64) -> f64 {
-    1.0 / (1.0 + exp(-x))
+    let e = exp(-x.abs());
+    let num = if x < 0.0 { e } else { 1.0 };
+    num / (1.0 + e)
 }
 
 /// `2ˣ` (exact at integers).
@@ -1151,6 +1154,10 @@ kernel_map!(
     f64, TanhMap, tanh, avx512_f64, Tanh
 );
 kernel_map!(
+    /// The logistic function as a map.
+    f64, SigmoidMap, sigmoid, avx512_f64, Sigmoid
+);
+kernel_map!(
     /// `sinh x` as a map.
     f64, SinhMap, sinh, avx512_f64, Sinh
 );
@@ -1215,6 +1222,7 @@ pub(crate) fn run_vector(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result
         Unary::Cos => run!(Cos),
         Unary::Tan => map!(TanMap),
         Unary::Tanh => map!(TanhMap),
+        Unary::Sigmoid => map!(SigmoidMap),
         Unary::Atan => map!(AtanMap),
         Unary::Asin => map!(AsinMap),
         Unary::Acos => map!(AcosMap),

@@ -51,8 +51,8 @@
 //! be a library call). So the portable and AVX2 levels compute bit-identical results.
 //!
 //! **AVX-512 kernels** (`avx512_f32.rs`, `avx512_f64.rs`): `exp exp2 expm1 log log2
-//! log10 log1p tanh sinh cosh asinh acosh atanh atan asin acos tan`, in float32 and
-//! float64, and float32 `sin cos`, have a second form for the AVX-512 level, written with
+//! log10 log1p tanh sinh cosh asinh acosh atanh atan asin acos tan sigmoid`, in float32
+//! and float64, and float32 `sin cos erf gelu`, have a second form for the AVX-512 level, written with
 //! `std::arch` intrinsics (float16 and bfloat16 run the float32 kernels on their widened blocks,
 //! [`run_half`]): sixteen-entry tables
 //! looked up by one permute (`2^(j/16)`; the logarithms of sixteen interval centres around
@@ -66,7 +66,13 @@
 //! `expm1` 1.29, `log` 0.97, `log2` 1.18, `log10` 1.35, `log1p` 1.01, `tanh` 1.0, `sinh` 0.78, `cosh`
 //! 0.88, `asinh` 1.02, `acosh` 0.78, `atanh` 1.0, `atan` 0.90, `asin` 0.69, `acos` 0.67,
 //! `sin` 0.93, `cos` 0.88, `tan` 1.51; float64 0.51–0.87 ulp of mpmath, `expm1` 0.98,
-//! `atan` 0.76, `asin` 0.63, `acos` 0.60, `tan` 1.54). The portable function stays what single elements get at every level
+//! `atan` 0.76, `asin` 0.63, `acos` 0.60, `tan` 1.54; `sigmoid` 1.99 float32, 2.0
+//! float64, the exponential's pieces and one division). Float32 `erf` (0.99 ulp) is `a +
+//! a·P(a²)` below 1 and `1 − e^(−a²)·R((a − 2)/(a + 2))` above, `a²` carried as an exact
+//! pair; `gelu` (1.52 ulp for x ≥ 0) takes `Φ(x)` from the same pieces, as `½erfc` for
+//! x < 0 rather than the portable expression's cancelling `1 + erf`: 6.7 ulp relative
+//! there, down to where the result underflows, against the expression's `|x|·2⁻²⁴`
+//! absolute. The portable function stays what single elements get at every level
 //! ([`Map1::one`](crate::kernel::elementwise_loops::Map1::one): a broadcast input), and
 //! the kernel takes a run's tail through masked loads, so within a run an element's result
 //! does not depend on its position. The maps pairing the two are [`kernel_map!`]s.
@@ -171,6 +177,11 @@ pub(crate) fn run_with_fixup(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Re
         Unary::Atan => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::AtanMap),
         Unary::Asin => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::AsinMap),
         Unary::Acos => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::AcosMap),
+        Unary::Sigmoid => {
+            unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::SigmoidMap)
+        }
+        Unary::Erf => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::ErfMap),
+        Unary::Gelu => unary_into::<f32, f32, _, true>(op, Cost::Math, out, a, f32_math::GeluMap),
         _ => return None,
     })
 }
@@ -245,6 +256,9 @@ fn run_half(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result<()>> {
         Unary::Atan => go!(f32_math::AtanMap, Atan),
         Unary::Asin => go!(f32_math::AsinMap, Asin),
         Unary::Acos => go!(f32_math::AcosMap, Acos),
+        Unary::Sigmoid => go!(f32_math::SigmoidMap, Sigmoid),
+        Unary::Erf => go!(f32_math::ErfMap, Erf),
+        Unary::Gelu => go!(f32_math::GeluMap, Gelu),
         _ => None,
     }
 }
