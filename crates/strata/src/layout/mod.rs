@@ -457,6 +457,35 @@ mod tests {
     }
 
     #[test]
+    fn row_major_at_zero_is_exactly_the_contiguous_layout() {
+        // The predicate against its definition, `== Layout::contiguous(shape)`: size-1
+        // dims with other strides, empty shapes, offsets, transposes, flips, 0-d.
+        let cases = [
+            l(&[2, 3], &[3, 1], 0),
+            l(&[2, 1, 3], &[3, 3, 1], 0),
+            l(&[2, 1, 3], &[3, 7, 1], 0),
+            l(&[0, 3], &[3, 1], 0),
+            l(&[0, 3], &[100, 7], 0),
+            l(&[2, 3], &[3, 1], 6),
+            l(&[2, 3], &[1, 2], 0),
+            l(&[3], &[-1], 2),
+            l(&[1], &[1], 0),
+            l(&[1], &[5], 0),
+            l(&[], &[], 0),
+            l(&[], &[], 4),
+        ];
+        for x in cases {
+            assert_eq!(
+                x.is_row_major_at_zero(),
+                x == Layout::contiguous(x.shape()).unwrap(),
+                "{x:?}"
+            );
+        }
+        assert!(same_dims(&[2, 3], &[2, 3]) && same_dims(&[], &[]));
+        assert!(!same_dims(&[2, 3], &[3, 2]) && !same_dims(&[2], &[2, 1]));
+    }
+
+    #[test]
     fn index_range_and_checks() {
         let x = l(&[3, 4], &[-4, 1], 8);
         assert_eq!(x.index_range(), Some((0, 11)));
