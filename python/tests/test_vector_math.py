@@ -97,9 +97,10 @@ def test_float32_within_bound_contiguous_and_strided(name, ref, bound):
 
 
 def test_float32_gelu_within_its_bound_where_one_plus_erf_does_not_cancel():
-    # gelu is PyTorch's float32 formula x·½·(1 + erf(x/√2)) over the vector erf (one
-    # rational function, within 1 ulp above): three float32 roundings, so 3 ulp where
-    # 1 + erf(x/√2) ≥ 0.15 (x ≥ -1; further left it cancels, as in PyTorch).
+    # gelu's portable form is PyTorch's float32 formula x·½·(1 + erf(x/√2)) over the
+    # vector erf (within 1 ulp): three float32 roundings, so 3 ulp where 1 + erf(x/√2) ≥
+    # 0.15 (x ≥ -1; further left it cancels, as in PyTorch). The AVX-512 kernel's single
+    # form x − x·e^(−x²/2)·S(|x|) measures 4.1 ulp next to 0 (the Rust accuracy test).
     x = sweep_f32()
     x = x[~(x < -1.0)]
     erf = np.vectorize(math.erf, otypes=[np.float64])
@@ -109,7 +110,8 @@ def test_float32_gelu_within_its_bound_where_one_plus_erf_does_not_cancel():
     got = st.from_numpy(x).gelu().numpy()
     err = ulps32(got, want)
     worst = int(np.argmax(err))
-    assert err[worst] <= 3.0, (
+    bound = 4.5 if st.cpu_level() == "avx512" else 3.0
+    assert err[worst] <= bound, (
         f"gelu: {err[worst]} ulp at x = {x[worst]!r}: got {got[worst]!r}, want {want[worst]!r}"
     )
     s = st.from_numpy(x)[::3].gelu().numpy()
@@ -307,7 +309,7 @@ def test_every_cpu_level_computes_the_same_bits():
                     _gelu_kernel_near_portable(k, v, results[level][k])
                     continue
                 if level == "avx512" and k[1] in KERNEL_FUNCS[k[0]]:
-                    _within_two_ulps(k, v, results[level][k])
+                    _within_ulps(k, v, results[level][k])
                     continue
                 assert results[level][k] == v, f"{k} differs between portable and {level}"
         # The AVX-512 kernels give an element the same bits wherever it sits in a run.
@@ -328,8 +330,9 @@ KERNEL_FUNCS = {"float32": _BOTH + ("sin", "cos", "tan", "sigmoid", "erf"),
 
 
 def _gelu_kernel_near_portable(key, a: bytes, b: bytes) -> None:
-    # float32 gelu's kernel takes ½erfc for x < 0 where the portable expression's 1 + erf
-    # cancels (an error of about |x|·2⁻²⁴): two ulps apart for x ≥ 0, |x|·2⁻²² below.
+    # float32 gelu's kernel takes x·Φ(−|x|) for x < 0 where the portable expression's
+    # 1 + erf cancels (an error of about |x|·2⁻²⁴): six ulps apart for x ≥ 0 (4.1 and 1.52
+    # from the exact value), |x|·2⁻²² below.
     x = np.concatenate([np.linspace(-120, 120, 5001, dtype=np.float32),
                         np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45], dtype=np.float32)])
     if len(key) == 3:
@@ -341,10 +344,10 @@ def _gelu_kernel_near_portable(key, a: bytes, b: bytes) -> None:
     diff = np.abs(p[neg].astype(np.float64) - k[neg])
     assert np.all(diff <= np.abs(x[neg]) * 2.0**-22), key
     pos = ok & (x >= 0)
-    _within_two_ulps(key, p[pos].tobytes(), k[pos].tobytes())
+    _within_ulps(key, p[pos].tobytes(), k[pos].tobytes(), ulps=6)
 
 
-def _within_two_ulps(key, a: bytes, b: bytes) -> None:
+def _within_ulps(key, a: bytes, b: bytes, ulps: int = 2) -> None:
     dt = np.dtype(key[0])
     x, y = np.frombuffer(a, dtype=dt), np.frombuffer(b, dtype=dt)
     assert np.array_equal(np.isnan(x), np.isnan(y)), key
@@ -352,9 +355,10 @@ def _within_two_ulps(key, a: bytes, b: bytes) -> None:
     assert np.array_equal(np.isinf(x[ok]), np.isinf(y[ok])), key
     ints = np.int32 if dt == np.float32 else np.int64
     xi, yi = x[ok].view(ints).astype(np.int64), y[ok].view(ints).astype(np.int64)
-    same_sign = np.sign(x[ok]) == np.sign(y[ok])
-    assert np.all(same_sign | (x[ok] == y[ok])), key
-    assert np.max(np.abs(xi - yi), initial=0) <= 2, key
+    # (Opposite signs never; a zero against the least subnormal is one ulp, and −0 against
+    # +0 fails the distance below.)
+    assert np.all(np.sign(x[ok]) * np.sign(y[ok]) >= 0), key
+    assert np.max(np.abs(xi - yi), initial=0) <= ulps, key
 
 
 def test_cpu_level_names_and_the_cap():

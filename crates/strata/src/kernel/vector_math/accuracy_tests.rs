@@ -530,6 +530,9 @@ fn float32_kernel_maps_within_their_bound_at_every_level() {
     // gelu against `x·½·erfc(−x/√2)` in float64. For x < 0 the portable expression
     // cancels (`1 + erf`), so the shared bound there is on the error over
     // `max(ulp, |x|·2⁻²⁴)`; the kernel's relative error for x < 0 is checked below.
+    // Bound: the AVX-512 kernel's (4.1 ulp next to 0, where the rounding of its
+    // polynomial's variable `t = (a − K)/(a + K)` counts; the portable expression
+    // measures 1.52).
     let gelu_ref = |x: f64| x * 0.5 * libm::erfc(-x * std::f64::consts::FRAC_1_SQRT_2);
     let gelu_err = move |x: f32, g: f32| {
         let w = gelu_ref(x as f64);
@@ -539,7 +542,7 @@ fn float32_kernel_maps_within_their_bound_at_every_level() {
             (g as f64 - w).abs() / ulp_f32(w).max(x.abs() as f64 * 2f64.powi(-24))
         }
     };
-    report += &check_kernel_map("gelu", f32_math::GeluMap, gelu_err, bits, 1.6, &xs);
+    report += &check_kernel_map("gelu", f32_math::GeluMap, gelu_err, bits, 4.5, &xs);
     if levels().contains(&Level::Avx512) {
         let got = map_at_level(Level::Avx512, &xs, 1, f32_math::GeluMap);
         let (mut worst, mut at) = (0.0f64, 0.0f32);
@@ -553,7 +556,9 @@ fn float32_kernel_maps_within_their_bound_at_every_level() {
                 }
             }
         }
-        assert!(worst <= 7.0, "gelu kernel, x < 0: {worst} ulp at {at}");
+        // (Measured 5.70: the polynomial's error at the far end, 6.7·2⁻²⁴ by
+        // `scripts/fit_gelu_f32.py`, with the exponential's and the products'.)
+        assert!(worst <= 6.0, "gelu kernel, x < 0: {worst} ulp at {at}");
         report += &format!("gelu kernel, x < 0, relative: {worst:.3} ulp\n");
     }
     println!("{report}");

@@ -736,33 +736,63 @@ fn erf(x: __m512) -> __m512 {
     }
 }
 
-/// GELU (PyTorch's default, erf form) in each lane: `x·Φ(x)` with `Φ(x) = ½(1 + erf z)`,
-/// `z = x/√2`, `a = |z|`: `½ + ½z·(1 + P(z²))` for `a < 1` ([`ERF_SMALL`]); above,
-/// `1 − ½erfc a` for `z > 0` and `½erfc a` for `z < 0` — the latter without the
-/// cancellation of `1 + erf z` that the portable expression has, so negative inputs keep
-/// their relative accuracy out to where the result underflows. `−∞` gives NaN (`−∞·0`)
-/// as the expression does.
+/// `S(a) = ½·e^(a²/2)·erfc(a/√2)` on `0 ≤ a ≤ 14.6` as a polynomial in `t = (a − K)/(a +
+/// K)`, `K` [`GELU_K`] (`2√2`): `Φ(−a) = e^(−a²/2)·S(a)`. Printed by
+/// `scripts/fit_gelu_f32.py`, which also estimates the error as evaluated here (`t`
+/// rounded from a float32 `a`, Horner): 2.8·2⁻²⁴ relative below `a = 1.4`, 2.4 up to 6,
+/// 6.7 at the far end, most of it the rounding of `t`.
+const GELU_S: [f32; 11] = [
+    f32::from_bits(0x3e02_c339),
+    f32::from_bits(0xbe5a_b81b),
+    f32::from_bits(0x3df7_7540),
+    f32::from_bits(0xbd21_bf44),
+    f32::from_bits(0x3af4_9641),
+    f32::from_bits(0x3b65_23f6),
+    f32::from_bits(0xb9dc_bc21),
+    f32::from_bits(0xb9fc_8107),
+    f32::from_bits(0x378e_d54f),
+    f32::from_bits(0x3891_3ee2),
+    f32::from_bits(0x375b_33ea),
+];
+
+/// `2√2` rounded to float32: the centre of [`GELU_S`]'s variable.
+const GELU_K: f32 = f32::from_bits(0x4035_04f3);
+
+/// GELU (PyTorch's default, erf form) in each lane: `x·Φ(x)`, one form for every lane.
+/// With `a = min(|x|, 14.6)` (past 14.6 the result underflows for `x < 0` and is `x`
+/// above): `m = x·Φ(−a) = (x·S(a))·e^(−a²/2)` ([`GELU_S`]; `a²` as an exact pair, the
+/// low part folded into the exponential's reduced argument), then `x − m` for `x > 0`
+/// and `m` otherwise — no cancellation for `x < 0`, which keeps its relative accuracy
+/// out to where the result underflows. `x` enters `m` clamped above at 14.6, so `+∞`
+/// gives `+∞`; `−∞` gives NaN (`−∞·0`) as the expression does; NaN passes.
 #[inline(always)]
 fn gelu(x: __m512) -> __m512 {
-    // SAFETY: as for `exp`.
+    // SAFETY: as for `exp`; `vrangeps` is AVX-512DQ, which `run` enables.
     unsafe {
-        let z = _mm512_mul_ps(x, splat(std::f32::consts::FRAC_1_SQRT_2));
-        let a = _mm512_abs_ps(z);
-        let hz = _mm512_mul_ps(z, splat(0.5));
-        let p = poly(_mm512_mul_ps(z, z), ERF_SMALL);
-        let small = _mm512_add_ps(splat(0.5), _mm512_fmadd_ps(hz, p, hz));
-        // z² = x²/2 from x's exact square: the rounding of z itself would cost up to
-        // 155 ulp where the result is near underflow.
-        let (h, l) = square_pair(x);
-        let (h, l) = (_mm512_mul_ps(h, splat(0.5)), _mm512_mul_ps(l, splat(0.5)));
-        let (e, r) = erfc_large(_mm512_max_ps(splat(1.0), a), h, l);
-        let hr = _mm512_mul_ps(splat(0.5), r);
-        // z > 0: x·(1 − ½erfc); z < 0: (x·½R)·e, the large factors first.
-        let pos = _mm512_mul_ps(x, _mm512_fnmadd_ps(e, hr, splat(1.0)));
-        let neg = _mm512_mul_ps(_mm512_mul_ps(x, hr), e);
-        let big = _mm512_mask_blend_ps(_mm512_cmp_ps_mask::<_CMP_GT_OQ>(z, splat(0.0)), neg, pos);
-        let lt1 = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(a, splat(1.0));
-        _mm512_mask_blend_ps(lt1, big, _mm512_mul_ps(x, small))
+        const K: f32 = 23.083_12; // 16/ln2
+        const L_HI: f32 = f32::from_bits(0x3d31_7218); // ln2/16
+        const L_LO: f32 = f32::from_bits(0xaf02_e308);
+        // min(|x|, 14.6) with the sign cleared (imm 0b10_10); NaN passes.
+        let a = _mm512_range_ps::<0b1010>(x, splat(14.6));
+        let h = _mm512_mul_ps(a, a);
+        let l = _mm512_fmsub_ps(a, a, h);
+        let k = splat(GELU_K);
+        let s = poly(
+            _mm512_div_ps(_mm512_sub_ps(a, k), _mm512_add_ps(a, k)),
+            GELU_S,
+        );
+        // e^(−(h + l)/2): the exponential's reduction on −h/2 (exact), then −l/2.
+        let arg = _mm512_mul_ps(h, splat(-0.5));
+        let t = _mm512_fmadd_ps(arg, splat(K), splat(MAGIC));
+        let kf = _mm512_sub_ps(t, splat(MAGIC));
+        let r = _mm512_fnmadd_ps(kf, splat(L_HI), arg);
+        let r = _mm512_fnmadd_ps(kf, splat(L_LO), r);
+        let e = exp_tail(t, kf, _mm512_fnmadd_ps(l, splat(0.5), r));
+        // (x·S) first: S is not small, so the product is not a subnormal before m is.
+        let c = _mm512_min_ps(splat(14.6), x);
+        let m = _mm512_mul_ps(_mm512_mul_ps(c, s), e);
+        let pos = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(x, splat(0.0));
+        _mm512_mask_sub_ps(m, pos, x, m)
     }
 }
 
