@@ -49,6 +49,18 @@ use super::f32_math;
 /// low bits then hold.
 const MAGIC: f32 = 12_582_912.0;
 
+/// `1.5·2¹⁹`: adding it rounds a float32 below 2¹⁸ in magnitude to a multiple of 1/16,
+/// whose sixteenths its low four bits then hold — the exponentials' `k/16 = j/16 + ⌊k/16⌋`
+/// in one step: the table index in the bits, and the power of two for `vscalef` (which
+/// takes the floor) without a multiplication.
+const MAGIC16: f32 = 786_432.0;
+
+/// `1/ln2` (the exponentials' `16/ln2` over 16, the same bits but the exponent).
+const LOG2E: f32 = f32::from_bits(0x3fb8_aa3b);
+/// `ln2` in two parts, the high part with trailing zeros, so that `k16·LN2_HI` is exact.
+const LN2_HI: f32 = f32::from_bits(0x3f31_7218);
+const LN2_LO: f32 = f32::from_bits(0xb102_e308);
+
 const EXP_T_HI: [f32; 16] = [
     f32::from_bits(0x3f800000),
     f32::from_bits(0x3f85aac3),
@@ -172,9 +184,9 @@ fn look(t: &[f32; 16], idx: __m512i) -> __m512 {
 }
 
 /// The shared tail of `exp` and `exp2` (see `avx512_f64::exp_tail`).
-/// The table entry `2^(j/16)` (high and low parts) and `eʳ − 1`, for `t` holding the
-/// rounded `16·x/ln2` (or `16·x`) plus [`MAGIC`] and `r` the reduced argument (`|r| ≤
-/// ln2/32`, natural units).
+/// The table entry `2^(j/16)` (high and low parts) and `eʳ − 1`, for `t` holding
+/// `x/ln2` (or `x`) rounded to sixteenths plus [`MAGIC16`] and `r` the reduced argument
+/// (`|r| ≤ ln2/32`, natural units).
 #[inline(always)]
 fn exp_parts(t: __m512, r: __m512) -> (__m512, __m512, __m512) {
     // SAFETY: called only under `run`, whose target features (and the CPU) have
@@ -189,15 +201,16 @@ fn exp_parts(t: __m512, r: __m512) -> (__m512, __m512, __m512) {
     }
 }
 
-/// `2^(kf/16)·eʳ` (see [`exp_parts`]): the shared tail of `exp` and `exp2`.
+/// `2^k16·eʳ` (see [`exp_parts`]; `k16` the multiple of 1/16 in `t`): the shared tail
+/// of `exp` and `exp2`.
 #[inline(always)]
-fn exp_tail(t: __m512, kf: __m512, r: __m512) -> __m512 {
+fn exp_tail(t: __m512, k16: __m512, r: __m512) -> __m512 {
     let (th, tl, em1) = exp_parts(t, r);
     // SAFETY: as for `exp_parts`.
     unsafe {
         let y = _mm512_add_ps(th, _mm512_fmadd_ps(th, em1, tl));
-        // vscalef multiplies by 2^floor(kf/16), with one rounding.
-        _mm512_scalef_ps(y, _mm512_mul_ps(kf, splat(0.0625)))
+        // vscalef multiplies by 2^floor(k16), with one rounding.
+        _mm512_scalef_ps(y, k16)
     }
 }
 
@@ -211,20 +224,16 @@ fn exp_tail(t: __m512, kf: __m512, r: __m512) -> __m512 {
 fn expm1(x: __m512) -> __m512 {
     // SAFETY: as for `exp_parts`.
     unsafe {
-        const K: f32 = 23.083_12; // 16/ln2
-        const L_HI: f32 = f32::from_bits(0x3d31_7218); // ln2/16
-        const L_LO: f32 = f32::from_bits(0xaf02_e308);
         let m1 = splat(-1.0);
         // (Above 83 the portable function; NaN passes the clamp.)
         let xc = _mm512_max_ps(splat(-18.0), x);
-        let t = _mm512_fmadd_ps(xc, splat(K), splat(MAGIC));
-        let kf = _mm512_sub_ps(t, splat(MAGIC));
-        let r = _mm512_fnmadd_ps(kf, splat(L_HI), xc);
-        let r = _mm512_fnmadd_ps(kf, splat(L_LO), r);
+        let t = _mm512_fmadd_ps(xc, splat(LOG2E), splat(MAGIC16));
+        let k16 = _mm512_sub_ps(t, splat(MAGIC16));
+        let r = _mm512_fnmadd_ps(k16, splat(LN2_HI), xc);
+        let r = _mm512_fnmadd_ps(k16, splat(LN2_LO), r);
         let (th, tl, p) = exp_parts(t, r);
-        let e = _mm512_mul_ps(kf, splat(0.0625));
-        let s = _mm512_scalef_ps(th, e);
-        let sl = _mm512_scalef_ps(tl, e);
+        let s = _mm512_scalef_ps(th, k16);
+        let sl = _mm512_scalef_ps(tl, k16);
         // hi + err = s − 1 exactly (two-sum).
         let hi = _mm512_add_ps(s, m1);
         let bb = _mm512_sub_ps(hi, s);
@@ -247,15 +256,12 @@ fn expm1(x: __m512) -> __m512 {
 fn exp_pieces(a: __m512, off: f32) -> (__m512, __m512, __m512) {
     // SAFETY: as for `exp_parts`.
     unsafe {
-        const K: f32 = 23.083_12; // 16/ln2
-        const L_HI: f32 = f32::from_bits(0x3d31_7218); // ln2/16
-        const L_LO: f32 = f32::from_bits(0xaf02_e308);
-        let t = _mm512_fmadd_ps(a, splat(K), splat(MAGIC));
-        let kf = _mm512_sub_ps(t, splat(MAGIC));
-        let r = _mm512_fnmadd_ps(kf, splat(L_HI), a);
-        let r = _mm512_fnmadd_ps(kf, splat(L_LO), r);
+        let t = _mm512_fmadd_ps(a, splat(LOG2E), splat(MAGIC16));
+        let k16 = _mm512_sub_ps(t, splat(MAGIC16));
+        let r = _mm512_fnmadd_ps(k16, splat(LN2_HI), a);
+        let r = _mm512_fnmadd_ps(k16, splat(LN2_LO), r);
         let (th, tl, p) = exp_parts(t, r);
-        let e = _mm512_fmadd_ps(kf, splat(0.0625), splat(off));
+        let e = _mm512_add_ps(k16, splat(off));
         (_mm512_scalef_ps(th, e), _mm512_scalef_ps(tl, e), p)
     }
 }
@@ -632,16 +638,13 @@ fn exp(x: __m512) -> __m512 {
     // SAFETY: called only under `run`, whose target features (and the CPU) have
     // AVX-512F; the intrinsics here touch no memory but the tables they load.
     unsafe {
-        const K: f32 = 23.083_12; // 16/ln2
-        const L_HI: f32 = f32::from_bits(0x3d31_7218); // ln2/16
-        const L_LO: f32 = f32::from_bits(0xaf02_e308);
         // NaN passes both (`vminps`/`vmaxps` return the second operand when one is NaN).
         let xc = _mm512_max_ps(splat(-104.0), _mm512_min_ps(splat(90.0), x));
-        let t = _mm512_fmadd_ps(xc, splat(K), splat(MAGIC));
-        let kf = _mm512_sub_ps(t, splat(MAGIC));
-        let r = _mm512_fnmadd_ps(kf, splat(L_HI), xc);
-        let r = _mm512_fnmadd_ps(kf, splat(L_LO), r);
-        exp_tail(t, kf, r)
+        let t = _mm512_fmadd_ps(xc, splat(LOG2E), splat(MAGIC16));
+        let k16 = _mm512_sub_ps(t, splat(MAGIC16));
+        let r = _mm512_fnmadd_ps(k16, splat(LN2_HI), xc);
+        let r = _mm512_fnmadd_ps(k16, splat(LN2_LO), r);
+        exp_tail(t, k16, r)
     }
 }
 
@@ -758,6 +761,29 @@ const GELU_S: [f32; 11] = [
 /// `2√2` rounded to float32: the centre of [`GELU_S`]'s variable.
 const GELU_K: f32 = f32::from_bits(0x4035_04f3);
 
+/// `e^(−(h + l)/2)` for `h + l ≥ 0` up to about 213 (NaN passes): `exp`'s reduction
+/// done on `h` itself, `r₂ = h + k16·2ln2 + l = −2r` (`k16 = −h/(2ln2)` rounded to
+/// sixteenths), so that neither `−h/2` nor `l/2` costs a multiplication; `eʳ − 1 =
+/// r₂·(−½ + r₂·P(r₂))` with `P` the scaled [`EXP_Q`] (powers of two: the same rounding).
+#[inline(always)]
+fn exp_neg_half(h: __m512, l: __m512) -> __m512 {
+    // SAFETY: as for `exp_parts`.
+    unsafe {
+        let t = _mm512_fmadd_ps(h, splat(-0.5 * LOG2E), splat(MAGIC16));
+        let k16 = _mm512_sub_ps(t, splat(MAGIC16));
+        let r2 = _mm512_fmadd_ps(k16, splat(2.0 * LN2_HI), h);
+        let r2 = _mm512_add_ps(_mm512_fmadd_ps(k16, splat(2.0 * LN2_LO), r2), l);
+        let idx = _mm512_castps_si512(t);
+        let th = look(&EXP_T_HI, idx);
+        let tl = look(&EXP_T_LO, idx);
+        let q = _mm512_fmadd_ps(splat(EXP_Q[2] / 16.0), r2, splat(EXP_Q[1] / -8.0));
+        let q = _mm512_fmadd_ps(q, r2, splat(EXP_Q[0] / 4.0));
+        let em1 = _mm512_mul_ps(r2, _mm512_fmadd_ps(q, r2, splat(-0.5)));
+        let y = _mm512_add_ps(th, _mm512_fmadd_ps(th, em1, tl));
+        _mm512_scalef_ps(y, k16)
+    }
+}
+
 /// GELU (PyTorch's default, erf form) in each lane: `x·Φ(x)`, one form for every lane.
 /// With `a = min(|x|, 14.6)` (past 14.6 the result underflows for `x < 0` and is `x`
 /// above): `m = x·Φ(−a) = (x·S(a))·e^(−a²/2)` ([`GELU_S`]; `a²` as an exact pair, the
@@ -769,9 +795,6 @@ const GELU_K: f32 = f32::from_bits(0x4035_04f3);
 fn gelu(x: __m512) -> __m512 {
     // SAFETY: as for `exp`; `vrangeps` is AVX-512DQ, which `run` enables.
     unsafe {
-        const K: f32 = 23.083_12; // 16/ln2
-        const L_HI: f32 = f32::from_bits(0x3d31_7218); // ln2/16
-        const L_LO: f32 = f32::from_bits(0xaf02_e308);
         // min(|x|, 14.6) with the sign cleared (imm 0b10_10); NaN passes.
         let a = _mm512_range_ps::<0b1010>(x, splat(14.6));
         let h = _mm512_mul_ps(a, a);
@@ -781,13 +804,7 @@ fn gelu(x: __m512) -> __m512 {
             _mm512_div_ps(_mm512_sub_ps(a, k), _mm512_add_ps(a, k)),
             GELU_S,
         );
-        // e^(−(h + l)/2): the exponential's reduction on −h/2 (exact), then −l/2.
-        let arg = _mm512_mul_ps(h, splat(-0.5));
-        let t = _mm512_fmadd_ps(arg, splat(K), splat(MAGIC));
-        let kf = _mm512_sub_ps(t, splat(MAGIC));
-        let r = _mm512_fnmadd_ps(kf, splat(L_HI), arg);
-        let r = _mm512_fnmadd_ps(kf, splat(L_LO), r);
-        let e = exp_tail(t, kf, _mm512_fnmadd_ps(l, splat(0.5), r));
+        let e = exp_neg_half(h, l);
         // (x·S) first: S is not small, so the product is not a subnormal before m is.
         let c = _mm512_min_ps(splat(14.6), x);
         let m = _mm512_mul_ps(_mm512_mul_ps(c, s), e);
@@ -803,11 +820,11 @@ fn exp2(x: __m512) -> __m512 {
     // AVX-512F; the intrinsics here touch no memory but the tables they load.
     unsafe {
         let xc = _mm512_max_ps(splat(-152.0), _mm512_min_ps(splat(130.0), x));
-        let t = _mm512_fmadd_ps(xc, splat(16.0), splat(MAGIC));
-        let kf = _mm512_sub_ps(t, splat(MAGIC));
-        // x − kf/16 is exact; its product with ln2 rounds once.
-        let d = _mm512_fnmadd_ps(kf, splat(0.0625), xc);
-        exp_tail(t, kf, _mm512_mul_ps(d, splat(std::f32::consts::LN_2)))
+        let t = _mm512_add_ps(xc, splat(MAGIC16));
+        let k16 = _mm512_sub_ps(t, splat(MAGIC16));
+        // x − k16 is exact; its product with ln2 rounds once.
+        let d = _mm512_sub_ps(xc, k16);
+        exp_tail(t, k16, _mm512_mul_ps(d, splat(std::f32::consts::LN_2)))
     }
 }
 

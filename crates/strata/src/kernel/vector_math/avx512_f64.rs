@@ -73,6 +73,19 @@ use super::f64_math;
 /// low bits then hold.
 const MAGIC: f64 = 6_755_399_441_055_744.0;
 
+/// `1.5·2⁴⁸`: adding it rounds a float64 below 2⁴⁷ in magnitude to a multiple of 1/16,
+/// whose sixteenths its low four bits then hold — the exponentials' `k/16 = j/16 + ⌊k/16⌋`
+/// in one step: the table index in the bits, and the power of two for `vscalef` (which
+/// takes the floor) without a multiplication.
+const MAGIC16: f64 = 422_212_465_065_984.0;
+
+/// `1/ln2` (the exponentials' `16/ln2` over 16: the same bits but the exponent).
+const LOG2E: f64 = f64::from_bits(0x3ff7_1547_652b_82fe);
+/// `ln2` in two parts (`16·` the exponentials' `ln2/16` parts: the same bits but the
+/// exponent, so `k16·EXP_LN2_HI` is `kf·(ln2/16)_hi`, exact where that was).
+const EXP_LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fefa_39ef);
+const EXP_LN2_LO: f64 = f64::from_bits(0x3c7a_bc9e_3b39_803f);
+
 const EXP_Q: [f64; 5] = [
     f64::from_bits(0x3fc5555555555555),
     f64::from_bits(0x3fa55555555194d2),
@@ -336,9 +349,9 @@ fn look(t: &[f64; 16], idx: __m512i) -> __m512d {
     }
 }
 
-/// The table entry `2^(j/16)` (high and low parts) and `eʳ − 1`, for `t` holding the
-/// rounded `16·x/ln2` (or `16·x`) plus [`MAGIC`] and `r` the reduced argument (`|r| ≤
-/// ln2/32`, natural units).
+/// The table entry `2^(j/16)` (high and low parts) and `eʳ − 1`, for `t` holding
+/// `x/ln2` (or `x`) rounded to sixteenths plus [`MAGIC16`] and `r` the reduced argument
+/// (`|r| ≤ ln2/32`, natural units).
 #[inline(always)]
 fn exp_parts(t: __m512d, r: __m512d) -> (__m512d, __m512d, __m512d) {
     // SAFETY: called only under `run`, whose target features (and the CPU) have
@@ -355,15 +368,16 @@ fn exp_parts(t: __m512d, r: __m512d) -> (__m512d, __m512d, __m512d) {
     }
 }
 
-/// `2^(kf/16)·eʳ` (see [`exp_parts`]): the shared tail of `exp` and `exp2`.
+/// `2^k16·eʳ` (see [`exp_parts`]; `k16` the multiple of 1/16 in `t`): the shared tail
+/// of `exp` and `exp2`.
 #[inline(always)]
-fn exp_tail(t: __m512d, kf: __m512d, r: __m512d) -> __m512d {
+fn exp_tail(t: __m512d, k16: __m512d, r: __m512d) -> __m512d {
     let (th, tl, em1) = exp_parts(t, r);
     // SAFETY: as for `exp_parts`.
     unsafe {
         let y = _mm512_add_pd(th, _mm512_fmadd_pd(th, em1, tl));
-        // vscalef multiplies by 2^floor(kf/16), with one rounding.
-        _mm512_scalef_pd(y, _mm512_mul_pd(kf, splat(0.0625)))
+        // vscalef multiplies by 2^floor(k16), with one rounding.
+        _mm512_scalef_pd(y, k16)
     }
 }
 
@@ -377,25 +391,23 @@ fn exp_tail(t: __m512d, kf: __m512d, r: __m512d) -> __m512d {
 fn expm1(x: __m512d) -> __m512d {
     // SAFETY: as for `exp_parts`.
     unsafe {
-        const K: f64 = 23.083_120_654_223_414; // 16/ln2
-                                               // ln2/16 with 16 trailing zero bits, so kf·L_HI is exact for |kf| < 2¹⁶.
-        const L_HI: f64 = f64::from_bits(0x3fa6_2e42_fefa_0000);
-        const L_LO: f64 = f64::from_bits(0x3d3c_f79a_bc9e_3b3a);
+        // ln2 with 16 trailing zero bits, so k16·L_HI is exact for |k16| < 2¹².
+        const L_HI: f64 = f64::from_bits(0x3fe6_2e42_fefa_0000);
+        const L_LO: f64 = f64::from_bits(0x3d7c_f79a_bc9e_3b3a);
         let one = splat(1.0);
         let xc = _mm512_max_pd(splat(-40.0), _mm512_min_pd(splat(710.0), x));
-        let t = _mm512_fmadd_pd(xc, splat(K), splat(MAGIC));
-        let kf = _mm512_sub_pd(t, splat(MAGIC));
-        // r = (xc − kf·L_HI) − kf·L_LO: the first difference exact (Sterbenz), the
+        let t = _mm512_fmadd_pd(xc, splat(LOG2E), splat(MAGIC16));
+        let k16 = _mm512_sub_pd(t, splat(MAGIC16));
+        // r = (xc − k16·L_HI) − k16·L_LO: the first difference exact (Sterbenz), the
         // second's rounding error r_err carried (p is off by it; unseen, it cost up to
         // 0.5 ulp where s − 1 and s·p nearly cancel).
-        let r_hi = _mm512_fnmadd_pd(kf, splat(L_HI), xc);
-        let r_lo = _mm512_mul_pd(kf, splat(L_LO));
+        let r_hi = _mm512_fnmadd_pd(k16, splat(L_HI), xc);
+        let r_lo = _mm512_mul_pd(k16, splat(L_LO));
         let r = _mm512_sub_pd(r_hi, r_lo);
         let r_err = _mm512_sub_pd(_mm512_sub_pd(r_hi, r), r_lo);
         let (th, tl, p) = exp_parts(t, r);
-        let e = _mm512_mul_pd(kf, splat(0.0625));
-        let s = _mm512_scalef_pd(th, e);
-        let sl = _mm512_scalef_pd(tl, e);
+        let s = _mm512_scalef_pd(th, k16);
+        let sl = _mm512_scalef_pd(tl, k16);
         let hi = _mm512_sub_pd(s, one);
         let ge1 = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(s, one);
         let err_big = _mm512_sub_pd(_mm512_sub_pd(s, hi), one);
@@ -405,8 +417,8 @@ fn expm1(x: __m512d) -> __m512d {
         let tail = _mm512_fmadd_pd(s, p, _mm512_fmadd_pd(s, r_err, low));
         let v = _mm512_add_pd(hi, tail);
         let y = _mm512_add_pd(th, _mm512_fmadd_pd(th, p, tl));
-        let big = _mm512_cmp_pd_mask::<_CMP_GT_OQ>(kf, splat(16000.0));
-        let v = _mm512_mask_blend_pd(big, v, _mm512_scalef_pd(y, e));
+        let big = _mm512_cmp_pd_mask::<_CMP_GT_OQ>(k16, splat(1000.0));
+        let v = _mm512_mask_blend_pd(big, v, _mm512_scalef_pd(y, k16));
         let low = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(x, splat(-40.0));
         let v = _mm512_mask_blend_pd(low, v, _mm512_sub_pd(_mm512_setzero_pd(), one));
         let tiny =
@@ -421,16 +433,13 @@ fn exp(x: __m512d) -> __m512d {
     // SAFETY: called only under `run`, whose target features (and the CPU) have
     // AVX-512F and DQ; the intrinsics here touch no memory but the tables they load.
     unsafe {
-        const K: f64 = 23.083_120_654_223_414; // 16/ln2
-        const L_HI: f64 = f64::from_bits(0x3fa6_2e42_fefa_39ef); // ln2/16
-        const L_LO: f64 = f64::from_bits(0x3c3a_bc9e_3b39_803f);
         // NaN passes both (`vminpd`/`vmaxpd` return the second operand when one is NaN).
         let xc = _mm512_max_pd(splat(-746.0), _mm512_min_pd(splat(710.0), x));
-        let t = _mm512_fmadd_pd(xc, splat(K), splat(MAGIC));
-        let kf = _mm512_sub_pd(t, splat(MAGIC));
-        let r = _mm512_fnmadd_pd(kf, splat(L_HI), xc);
-        let r = _mm512_fnmadd_pd(kf, splat(L_LO), r);
-        exp_tail(t, kf, r)
+        let t = _mm512_fmadd_pd(xc, splat(LOG2E), splat(MAGIC16));
+        let k16 = _mm512_sub_pd(t, splat(MAGIC16));
+        let r = _mm512_fnmadd_pd(k16, splat(EXP_LN2_HI), xc);
+        let r = _mm512_fnmadd_pd(k16, splat(EXP_LN2_LO), r);
+        exp_tail(t, k16, r)
     }
 }
 
@@ -453,15 +462,12 @@ fn sigmoid(x: __m512d) -> __m512d {
 fn exp_pieces(a: __m512d, off: f64) -> (__m512d, __m512d, __m512d) {
     // SAFETY: as for `exp_parts`.
     unsafe {
-        const K: f64 = 23.083_120_654_223_414; // 16/ln2
-        const L_HI: f64 = f64::from_bits(0x3fa6_2e42_fefa_39ef); // ln2/16
-        const L_LO: f64 = f64::from_bits(0x3c3a_bc9e_3b39_803f);
-        let t = _mm512_fmadd_pd(a, splat(K), splat(MAGIC));
-        let kf = _mm512_sub_pd(t, splat(MAGIC));
-        let r = _mm512_fnmadd_pd(kf, splat(L_HI), a);
-        let r = _mm512_fnmadd_pd(kf, splat(L_LO), r);
+        let t = _mm512_fmadd_pd(a, splat(LOG2E), splat(MAGIC16));
+        let k16 = _mm512_sub_pd(t, splat(MAGIC16));
+        let r = _mm512_fnmadd_pd(k16, splat(EXP_LN2_HI), a);
+        let r = _mm512_fnmadd_pd(k16, splat(EXP_LN2_LO), r);
         let (th, tl, p) = exp_parts(t, r);
-        let e = _mm512_fmadd_pd(kf, splat(0.0625), splat(off));
+        let e = _mm512_add_pd(k16, splat(off));
         (_mm512_scalef_pd(th, e), _mm512_scalef_pd(tl, e), p)
     }
 }
@@ -589,12 +595,12 @@ fn exp2(x: __m512d) -> __m512d {
     // AVX-512F and DQ; the intrinsics here touch no memory but the tables they load.
     unsafe {
         let xc = _mm512_max_pd(splat(-1080.0), _mm512_min_pd(splat(1025.0), x));
-        let t = _mm512_fmadd_pd(xc, splat(16.0), splat(MAGIC));
-        let kf = _mm512_sub_pd(t, splat(MAGIC));
-        // x − kf/16 is exact; its product with ln2 rounds once (2⁻⁵³ of r, 2⁻⁵⁸ of the result).
-        let d = _mm512_fnmadd_pd(kf, splat(0.0625), xc);
+        let t = _mm512_add_pd(xc, splat(MAGIC16));
+        let k16 = _mm512_sub_pd(t, splat(MAGIC16));
+        // x − k16 is exact; its product with ln2 rounds once (2⁻⁵³ of r, 2⁻⁵⁸ of the result).
+        let d = _mm512_sub_pd(xc, k16);
         let r = _mm512_mul_pd(d, splat(std::f64::consts::LN_2));
-        exp_tail(t, kf, r)
+        exp_tail(t, k16, r)
     }
 }
 
