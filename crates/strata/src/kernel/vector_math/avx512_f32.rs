@@ -764,7 +764,7 @@ const GELU_K: f32 = f32::from_bits(0x4035_04f3);
 /// `e^(−(h + l)/2)` for `h + l ≥ 0` up to about 213 (NaN passes): `exp`'s reduction
 /// done on `h` itself, `r₂ = h + k16·2ln2 + l = −2r` (`k16 = −h/(2ln2)` rounded to
 /// sixteenths), so that neither `−h/2` nor `l/2` costs a multiplication; `eʳ − 1 =
-/// r₂·(−½ + r₂·P(r₂))` with `P` the scaled [`EXP_Q`] (powers of two: the same rounding).
+/// r₂·(−½ + r₂·P(r₂))` with `P` [`EXP_Q`] scaled by powers of two (exactly).
 #[inline(always)]
 fn exp_neg_half(h: __m512, l: __m512) -> __m512 {
     // SAFETY: as for `exp_parts`.
