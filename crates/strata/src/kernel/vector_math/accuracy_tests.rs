@@ -672,6 +672,28 @@ fn float64_functions_are_within_their_bound_at_every_level() {
         2.5,
         &xs,
     );
+    // erf and gelu over the sweep with runs around fdlibm's interval edges.
+    let more = sweep_f64_more();
+    report += &check_kernel_map(
+        "erf",
+        f64_math::ErfMap,
+        err64(libm::erf),
+        bits64,
+        1.5,
+        &more,
+    );
+    // gelu: for x ≥ 0 against the expression on the C library's erf; below, where its
+    // 1 + erf cancels, within |x|·2⁻⁵² + 2 ulp of the exact x·½·erfc(−x/√2) (the error
+    // scaled so that the bound, 2.5, is that allowance).
+    let gelu_err = |x: f64, g: f64| {
+        let z = x * std::f64::consts::FRAC_1_SQRT_2;
+        if x >= 0.0 || x.is_nan() || g.is_nan() {
+            return ulps_f64(g, x * 0.5 * (1.0 + libm::erf(z)));
+        }
+        let w = x * 0.5 * libm::erfc(-z);
+        2.5 * (g - w).abs() / (x.abs() * 2f64.powi(-52) + 2.0 * ulp_f64(w))
+    };
+    report += &check_kernel_map("gelu", f64_math::GeluMap, gelu_err, bits64, 2.5, &more);
     println!("{report}");
 }
 

@@ -730,6 +730,8 @@ pub(crate) enum Func {
     Acos,
     Tan,
     Sigmoid,
+    Erf,
+    Gelu,
 }
 
 /// `log_b x` in each lane, the rare lanes (see [`log_rare`]) by the portable `scalar`.
@@ -946,6 +948,104 @@ fn atan(x: __m512d) -> __m512d {
         // hi − ((t·s − lo) − t)
         let v = _mm512_sub_pd(hi, _mm512_sub_pd(_mm512_fmsub_pd(t, s, lo), t));
         _mm512_xor_pd(v, sign)
+    }
+}
+
+/// Coefficient `i` of fdlibm's four erf intervals in lanes 0–3 (`f64_math::ERF_NUM`,
+/// `ERF_DEN` by columns), for [`look8`] by the interval's index.
+const fn erf_columns<const N: usize>(t: &[[f64; N]; 4]) -> [[f64; 8]; N] {
+    let mut out = [[0.0; 8]; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = [t[0][i], t[1][i], t[2][i], t[3][i], 0.0, 0.0, 0.0, 0.0];
+        i += 1;
+    }
+    out
+}
+const ERF_NUM_COLS: [[f64; 8]; 8] = erf_columns(&f64_math::ERF_NUM);
+const ERF_DEN_COLS: [[f64; 8]; 9] = erf_columns(&f64_math::ERF_DEN);
+
+/// `e^(a + b)` for `a + b` in about `[−40, 0]`, `b`'s low bits kept (as
+/// `f64_math::exp_sum`): reduced by `k/16` from the rounded sum, `a − k·ln2/16` fused,
+/// then `b` added by two-sum and the error carried as a first-order correction.
+#[inline(always)]
+fn exp_sum(a: __m512d, b: __m512d) -> __m512d {
+    // SAFETY: as for `exp_parts`.
+    unsafe {
+        let t = _mm512_fmadd_pd(_mm512_add_pd(a, b), splat(LOG2E), splat(MAGIC16));
+        let k16 = _mm512_sub_pd(t, splat(MAGIC16));
+        let r = _mm512_fnmadd_pd(k16, splat(EXP_LN2_HI), a);
+        let h = _mm512_add_pd(r, b);
+        let bb = _mm512_sub_pd(h, r);
+        let e = _mm512_add_pd(_mm512_sub_pd(r, _mm512_sub_pd(h, bb)), _mm512_sub_pd(b, bb));
+        let lo = _mm512_fnmadd_pd(k16, splat(EXP_LN2_LO), e);
+        let (th, tl, p) = exp_parts(t, h);
+        let y = _mm512_add_pd(th, _mm512_fmadd_pd(th, _mm512_add_pd(p, lo), tl));
+        _mm512_scalef_pd(y, k16)
+    }
+}
+
+/// `erf x` in each lane: `f64_math::erf`'s form (fdlibm's four rational functions, one
+/// division for the quotient and the tail's `1/x`, and in the tails `erfc x =
+/// e^(−z² − 0.5625 + (z − x)·(z + x) + R/S)/x` with `z` the high half of `x`), the
+/// interval's coefficients looked up by its index (one permute each, where the portable
+/// form masks all four), the polynomials and the exponential fused. NaN passes.
+#[inline(always)]
+fn erf(x: __m512d) -> __m512d {
+    // SAFETY: AVX-512F and DQ (see `run`); no memory is touched but local tables.
+    unsafe {
+        let (a, sign) = abs_sign(x);
+        let ax = _mm512_min_pd(splat(6.0), a);
+        let ra = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(ax, splat(0.84375));
+        let rb = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(ax, splat(1.25));
+        let mut idx = _mm512_setzero_si512();
+        for edge in [0.84375, 1.25, f64::from_bits(0x4006_db6d_0000_0000)] {
+            let m = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(ax, splat(edge));
+            idx = _mm512_mask_add_epi64(idx, m, idx, _mm512_set1_epi64(1));
+        }
+        let t = _mm512_mul_pd(ax, ax);
+        let v = _mm512_mask_blend_pd(rb & !ra, t, _mm512_sub_pd(ax, splat(1.0)));
+        let mut num = look8(ERF_NUM_COLS[7], idx);
+        for c in ERF_NUM_COLS[..7].iter().rev() {
+            num = _mm512_fmadd_pd(num, v, look8(*c, idx));
+        }
+        let mut den = look8(ERF_DEN_COLS[8], idx);
+        for c in ERF_DEN_COLS[..8].iter().rev() {
+            den = _mm512_fmadd_pd(den, v, look8(*c, idx));
+        }
+        let m = _mm512_mask_blend_pd(rb, ax, splat(1.0));
+        let inv = _mm512_div_pd(splat(1.0), _mm512_mul_pd(den, m));
+        let q = _mm512_mul_pd(_mm512_mul_pd(num, m), inv);
+        let zz = _mm512_castsi512_pd(_mm512_and_si512(
+            _mm512_castpd_si512(ax),
+            _mm512_set1_epi64(0xffff_ffff_0000_0000_u64 as i64),
+        ));
+        let ea = _mm512_fnmadd_pd(zz, zz, splat(-0.5625));
+        let eb = _mm512_fmadd_pd(
+            t,
+            q,
+            _mm512_mul_pd(_mm512_sub_pd(zz, ax), _mm512_add_pd(zz, ax)),
+        );
+        let erfc = _mm512_mul_pd(exp_sum(ea, eb), _mm512_mul_pd(den, inv));
+        let x8 = _mm512_mul_pd(ax, splat(8.0));
+        let small = _mm512_mul_pd(splat(0.125), _mm512_fmadd_pd(x8, q, x8));
+        let mid = _mm512_add_pd(splat(f64_math::ERX), q);
+        let big = _mm512_sub_pd(splat(1.0), erfc);
+        let v = _mm512_mask_blend_pd(ra, _mm512_mask_blend_pd(rb, big, mid), small);
+        let past6 = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(a, splat(6.0));
+        let v = _mm512_xor_pd(_mm512_mask_blend_pd(past6, v, splat(1.0)), sign);
+        let nan = _mm512_cmp_pd_mask::<_CMP_UNORD_Q>(x, x);
+        _mm512_mask_blend_pd(nan, v, x)
+    }
+}
+
+/// GELU in each lane: the op table's expression `x·½·(1 + erf(x/√2))` on [`erf`].
+#[inline(always)]
+fn gelu(x: __m512d) -> __m512d {
+    // SAFETY: AVX-512F (see `run`); no memory is touched.
+    unsafe {
+        let e = erf(_mm512_mul_pd(x, splat(std::f64::consts::FRAC_1_SQRT_2)));
+        _mm512_mul_pd(_mm512_mul_pd(x, splat(0.5)), _mm512_add_pd(splat(1.0), e))
     }
 }
 
@@ -1192,5 +1292,7 @@ pub(crate) unsafe fn run(f: Func, o: *mut f64, x: *const f64, n: usize) {
         Func::Acos => run_with!(o, x, n, |v| acos(v)),
         Func::Tan => run_with!(o, x, n, |v| tan(v)),
         Func::Sigmoid => run_with!(o, x, n, |v| sigmoid(v)),
+        Func::Erf => run_with!(o, x, n, |v| erf(v)),
+        Func::Gelu => run_with!(o, x, n, |v| gelu(v)),
     }
 }

@@ -923,13 +923,13 @@ pub(crate) fn atanh(x: f64) -> f64 {
 // ---- The error function (fdlibm's `s_erf.c`, its four intervals blended).
 
 /// erf(1)'s leading bits (fdlibm's `erx`).
-const ERX: f64 = f64::from_bits(0x3feb_0ac1_6000_0000);
+pub(crate) const ERX: f64 = f64::from_bits(0x3feb_0ac1_6000_0000);
 /// fdlibm's rational functions, one per interval: `|x| < 0.84375` (in `x²`), `< 1.25`
 /// (in `|x| − 1`), `< 1/0.35` and `< 6` (in `s = 1/x²`: here multiplied through by the
 /// denominator's top power of `x²`, so that they are rational in `t = x²` times `t`
 /// and need no division for `s`). Numerators of degree 7 and denominators of degree 8,
 /// coefficients ascending, zero-padded.
-const ERF_NUM: [[f64; 8]; 4] = [
+pub(crate) const ERF_NUM: [[f64; 8]; 4] = [
     [
         f64::from_bits(0x3fc0_6eba_8214_db68),
         f64::from_bits(0xbfd4_cd7d_691c_b913),
@@ -971,7 +971,7 @@ const ERF_NUM: [[f64; 8]; 4] = [
         0.0,
     ],
 ];
-const ERF_DEN: [[f64; 9]; 4] = [
+pub(crate) const ERF_DEN: [[f64; 9]; 4] = [
     [
         1.0,
         f64::from_bits(0x3fd9_7779_cdda_dc09),
@@ -1121,6 +1121,15 @@ macro_rules! plain_vector_fn {
 plain_vector_fn!(Erf erf, Gelu gelu);
 
 kernel_map!(
+    /// `erf x` as a map.
+    f64, ErfMap, Fixup(Erf), avx512_f64, Erf
+);
+kernel_map!(
+    /// GELU as a map.
+    f64, GeluMap, Fixup(Gelu), avx512_f64, Gelu
+);
+
+kernel_map!(
     /// `eˣ` as a map.
     f64, ExpMap, exp, avx512_f64, Exp
 );
@@ -1231,8 +1240,8 @@ pub(crate) fn run_vector(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result
         Unary::Asinh => map!(AsinhMap),
         Unary::Acosh => map!(AcoshMap),
         Unary::Atanh => map!(AtanhMap),
-        Unary::Erf => run!(Erf),
-        Unary::Gelu => run!(Gelu),
+        Unary::Erf => map!(ErfMap),
+        Unary::Gelu => map!(GeluMap),
         _ => return None,
     })
 }

@@ -51,8 +51,8 @@
 //! be a library call). So the portable and AVX2 levels compute bit-identical results.
 //!
 //! **AVX-512 kernels** (`avx512_f32.rs`, `avx512_f64.rs`): `exp exp2 expm1 log log2
-//! log10 log1p tanh sinh cosh asinh acosh atanh atan asin acos tan sigmoid`, in float32
-//! and float64, and float32 `sin cos erf gelu`, have a second form for the AVX-512 level, written with
+//! log10 log1p tanh sinh cosh asinh acosh atanh atan asin acos tan sigmoid erf gelu`, in
+//! float32 and float64, and float32 `sin cos`, have a second form for the AVX-512 level, written with
 //! `std::arch` intrinsics (float16 and bfloat16 run the float32 kernels on their widened blocks,
 //! [`run_half`]): sixteen-entry tables
 //! looked up by one permute (`2^(j/16)`; the logarithms of sixteen interval centres around
@@ -73,7 +73,9 @@
 //! and `S` a polynomial in `(a − 2√2)/(a + 2√2)`, subtracted from `x` for x > 0: 4.1 ulp
 //! for x ≥ 0 (the portable expression 1.52), 5.7 relative for x < 0 down to where the
 //! result underflows, where the expression's cancelling `1 + erf` has `|x|·2⁻²⁴`
-//! absolute. The portable function stays what single elements get at every level
+//! absolute. Float64 `erf` is the portable fdlibm form with each interval's coefficients
+//! looked up by one permute and the polynomials fused (1.0 ulp, as the portable form);
+//! float64 `gelu` the op table's expression on it. The portable function stays what single elements get at every level
 //! ([`Map1::one`](crate::kernel::elementwise_loops::Map1::one): a broadcast input), and
 //! the kernel takes a run's tail through masked loads, so within a run an element's result
 //! does not depend on its position. The maps pairing the two are [`kernel_map!`]s.
