@@ -147,7 +147,7 @@ mod accuracy_tests;
 /// ([`VectorFn`]: float32 `sin`, `cos`, `tan` below AVX-512, whose float32 reduction holds
 /// below 12867; the float64 ops of [`f64_math::run_vector`]) or an AVX-512 kernel
 /// ([`kernel_map!`]: `exp exp2 expm1 log log2 log10 log1p tanh sinh cosh asinh acosh
-/// atanh atan asin acos tan sigmoid`, float32 `sin cos erf gelu`); `None` for every other
+/// atanh atan asin acos tan sigmoid erf gelu`, float32 `sin cos`); `None` for every other
 /// op and dtype, which the
 /// table's generated dispatch runs (`kernel/unary.rs`).
 pub(crate) fn run_with_fixup(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result<()>> {
