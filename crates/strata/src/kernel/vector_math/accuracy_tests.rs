@@ -1252,3 +1252,105 @@ fn float64_block_edges_agree_with_the_element_form() {
     check::<f64_math::Erf>("erf", &xs);
     check::<f64_math::Gelu>("gelu", &xs);
 }
+
+#[test]
+fn erf_and_gelu_at_their_clamps_and_special_values() {
+    // (x, expected) at every level; NaN expected as NaN, zeros with their signs.
+    fn check<T: crate::dtype::Element + Into<f64>, M: Map1<T, T> + Copy>(
+        name: &str,
+        f: M,
+        cases: &[(T, T)],
+    ) {
+        let xs: Vec<T> = cases.iter().map(|c| c.0).collect();
+        for level in levels() {
+            let got = map_at_level(level, &xs, 1, f);
+            for (&(x, want), &g) in cases.iter().zip(&got) {
+                let (g, w): (f64, f64) = (g.into(), want.into());
+                let same = (g.is_nan() && w.is_nan())
+                    || (g == w && g.is_sign_negative() == w.is_sign_negative());
+                assert!(
+                    same,
+                    "{name}({}) at {level:?}: got {g:e}, want {w:e}",
+                    x.into()
+                );
+            }
+        }
+    }
+    let (inf, nan) = (f32::INFINITY, f32::NAN);
+    // float32 gelu: the kernel clamps |x| at 14.6, past which x·Φ(−|x|) underflows for
+    // x < 0 and x − x·Φ(−x) rounds to x above; −∞ is −∞·0 as in the expression.
+    check(
+        "gelu f32",
+        f32_math::GeluMap,
+        &[
+            (inf, inf),
+            (-inf, nan),
+            (nan, nan),
+            (0.0, 0.0),
+            (-0.0, -0.0),
+            (14.6, 14.6),
+            (14.7, 14.7),
+            (20.0, 20.0),
+            (f32::MAX, f32::MAX),
+            (-14.7, -0.0),
+            (-20.0, -0.0),
+            (-f32::MAX, -0.0),
+        ],
+    );
+    let (inf, nan) = (f64::INFINITY, f64::NAN);
+    check(
+        "erf f64",
+        f64_math::ErfMap,
+        &[
+            (inf, 1.0),
+            (-inf, -1.0),
+            (nan, nan),
+            (0.0, 0.0),
+            (-0.0, -0.0),
+            (6.0, 1.0),
+            (-6.0, -1.0),
+            (1e300, 1.0),
+        ],
+    );
+    check(
+        "gelu f64",
+        f64_math::GeluMap,
+        &[
+            (inf, inf),
+            (-inf, nan),
+            (nan, nan),
+            (0.0, 0.0),
+            (-0.0, -0.0),
+            (40.0, 40.0),
+        ],
+    );
+    // float32 gelu below its clamp, down to where the result underflows: the kernel
+    // relative to x·½·erfc(−x/√2) while the result is normal (6.5 ulp), within six
+    // subnormal ulps below — the same absolute error as at the smallest normals, whose
+    // ulp is the subnormals' (the exponential is subnormal itself there); the portable expression within its absolute 1.6·max(ulp, |x|·2⁻²⁴).
+    let mut x = -15.0f32;
+    while x < -11.0 {
+        for level in levels() {
+            let g = map_at_level(level, &[x], 1, f32_math::GeluMap)[0];
+            let w = x as f64 * 0.5 * libm::erfc(-(x as f64) * std::f64::consts::FRAC_1_SQRT_2);
+            if level < Level::Avx512 {
+                let tol = 1.6 * ulp_f32(w).max(x.abs() as f64 * 2f64.powi(-24));
+                assert!(
+                    (g as f64 - w).abs() <= tol,
+                    "gelu({x}) at {level:?}: {g:e}, want {w:e}"
+                );
+            } else if w.abs() >= f32::MIN_POSITIVE as f64 {
+                let e = ulps_f32(g, w);
+                // (6.33 at x = −12.83, which the every-7th sweep above misses.)
+                assert!(e <= 6.5, "gelu({x}) at {level:?}: {e} ulp");
+            } else {
+                let sub = f32::from_bits(1) as f64;
+                assert!(
+                    (g as f64 - w).abs() <= 6.0 * sub,
+                    "gelu({x}) at {level:?}: {g:e}, want {w:e}"
+                );
+            }
+        }
+        x += 1.0 / 1024.0;
+    }
+}

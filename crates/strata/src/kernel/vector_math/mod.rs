@@ -71,7 +71,7 @@
 //! a·P(a²)` below 1 and `1 − e^(−a²)·R((a − 2)/(a + 2))` above, `a²` carried as an exact
 //! pair; `gelu` is one form for every lane, `x·Φ(−a) = (x·S(a))·e^(−a²/2)` with `a = |x|`
 //! and `S` a polynomial in `(a − 2√2)/(a + 2√2)`, subtracted from `x` for x > 0: 4.1 ulp
-//! for x ≥ 0 (the portable expression 1.52), 5.7 relative for x < 0 down to where the
+//! for x ≥ 0 (the portable expression 1.52), 6.4 relative for x < 0 down to where the
 //! result underflows, where the expression's cancelling `1 + erf` has `|x|·2⁻²⁴`
 //! absolute. Float64 `erf` is the portable fdlibm form with each interval's coefficients
 //! looked up by one permute and the polynomials fused (1.0 ulp, as the portable form);
