@@ -206,6 +206,12 @@ fn exp_parts(t: __m512, r: __m512) -> (__m512, __m512, __m512) {
 #[inline(always)]
 fn exp_tail(t: __m512, k16: __m512, r: __m512) -> __m512 {
     let (th, tl, em1) = exp_parts(t, r);
+    exp_join(th, tl, em1, k16)
+}
+
+/// `2^k16·(T_hi + T_lo)·(1 + em1)`, the table entry's parts and `eʳ − 1` joined.
+#[inline(always)]
+fn exp_join(th: __m512, tl: __m512, em1: __m512, k16: __m512) -> __m512 {
     // SAFETY: as for `exp_parts`.
     unsafe {
         let y = _mm512_add_ps(th, _mm512_fmadd_ps(th, em1, tl));
@@ -779,8 +785,7 @@ fn exp_neg_half(h: __m512, l: __m512) -> __m512 {
         let q = _mm512_fmadd_ps(splat(EXP_Q[2] / 16.0), r2, splat(EXP_Q[1] / -8.0));
         let q = _mm512_fmadd_ps(q, r2, splat(EXP_Q[0] / 4.0));
         let em1 = _mm512_mul_ps(r2, _mm512_fmadd_ps(q, r2, splat(-0.5)));
-        let y = _mm512_add_ps(th, _mm512_fmadd_ps(th, em1, tl));
-        _mm512_scalef_ps(y, k16)
+        exp_join(th, tl, em1, k16)
     }
 }
 

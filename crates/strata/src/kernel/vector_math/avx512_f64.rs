@@ -373,11 +373,29 @@ fn exp_parts(t: __m512d, r: __m512d) -> (__m512d, __m512d, __m512d) {
 #[inline(always)]
 fn exp_tail(t: __m512d, k16: __m512d, r: __m512d) -> __m512d {
     let (th, tl, em1) = exp_parts(t, r);
+    exp_join(th, tl, em1, k16)
+}
+
+/// `2^k16·(T_hi + T_lo)·(1 + em1)`, the table entry's parts and `eʳ − 1` joined.
+#[inline(always)]
+fn exp_join(th: __m512d, tl: __m512d, em1: __m512d, k16: __m512d) -> __m512d {
     // SAFETY: as for `exp_parts`.
     unsafe {
         let y = _mm512_add_pd(th, _mm512_fmadd_pd(th, em1, tl));
         // vscalef multiplies by 2^floor(k16), with one rounding.
         _mm512_scalef_pd(y, k16)
+    }
+}
+
+/// `a + b` as the rounded sum and its exact rounding error (Knuth's two-sum).
+#[inline(always)]
+fn two_sum(a: __m512d, b: __m512d) -> (__m512d, __m512d) {
+    // SAFETY: AVX-512F (see `run`); no memory is touched.
+    unsafe {
+        let s = _mm512_add_pd(a, b);
+        let bb = _mm512_sub_pd(s, a);
+        let e = _mm512_add_pd(_mm512_sub_pd(a, _mm512_sub_pd(s, bb)), _mm512_sub_pd(b, bb));
+        (s, e)
     }
 }
 
@@ -975,13 +993,10 @@ fn exp_sum(a: __m512d, b: __m512d) -> __m512d {
         let t = _mm512_fmadd_pd(_mm512_add_pd(a, b), splat(LOG2E), splat(MAGIC16));
         let k16 = _mm512_sub_pd(t, splat(MAGIC16));
         let r = _mm512_fnmadd_pd(k16, splat(EXP_LN2_HI), a);
-        let h = _mm512_add_pd(r, b);
-        let bb = _mm512_sub_pd(h, r);
-        let e = _mm512_add_pd(_mm512_sub_pd(r, _mm512_sub_pd(h, bb)), _mm512_sub_pd(b, bb));
+        let (h, e) = two_sum(r, b);
         let lo = _mm512_fnmadd_pd(k16, splat(EXP_LN2_LO), e);
         let (th, tl, p) = exp_parts(t, h);
-        let y = _mm512_add_pd(th, _mm512_fmadd_pd(th, _mm512_add_pd(p, lo), tl));
-        _mm512_scalef_pd(y, k16)
+        exp_join(th, tl, _mm512_add_pd(p, lo), k16)
     }
 }
 
