@@ -890,6 +890,10 @@ def manual_seed(seed: builtins.int) -> None:
 def empty_cache() -> None:
     """Frees every block held by the allocator's cache of freed blocks."""
 
+def set_cache_decay(seconds: builtins.float) -> builtins.float:
+    """Sets how long (seconds) a cached block may sit unused before it is returned to the
+    system (1.0 by default, or ``STRATA_CACHE_DECAY``); returns the previous value."""
+
 def set_cache_limit(nbytes: builtins.int) -> builtins.int:
     """Sets the most bytes the block cache may hold (0 turns it off); returns the old limit."""
 
@@ -897,8 +901,12 @@ def cpu_level() -> builtins.str:
     """The instruction-set level of the CPU kernels: "portable", "avx2" or "avx512"
     (what the CPU has, capped by the STRATA_CPU environment variable)."""
 
-def cache_info() -> dict[str, builtins.int]:
-    """The block cache's ``bytes``, ``blocks``, ``limit``, ``hits``, ``misses``, ``min_block``."""
+def cache_info() -> dict[str, builtins.int | builtins.float | None]:
+    """The block cache's ``bytes``, ``blocks``, ``limit``, ``hits``, ``misses``,
+    ``min_block``; what it returned to the system: ``released_bytes``,
+    ``released_blocks``, ``since_release`` (seconds since it last did, ``None`` if never);
+    ``oldest_idle`` (seconds its least recently cached block has sat unused, ``None`` when
+    empty) and ``decay`` (seconds a block may sit unused before it is returned)."""
 
 def zeros_like(
     input: Tensor, dtype: _DTypeLike | None = None, device: _DeviceLike | None = None,
@@ -1314,6 +1322,7 @@ __all__ = [
     "randn",
     "manual_seed",
     "empty_cache",
+    "set_cache_decay",
     "set_cache_limit",
     "cache_info",
     "zeros_like",

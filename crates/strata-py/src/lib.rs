@@ -59,6 +59,7 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(device::fake_cuda_tensor, m)?)?;
     m.add_function(wrap_pyfunction!(module::empty_cache, m)?)?;
     m.add_function(wrap_pyfunction!(module::set_cache_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(module::set_cache_decay, m)?)?;
     m.add_function(wrap_pyfunction!(module::cache_info, m)?)?;
     compute::register(m)?;
     arrange::register(m)?;

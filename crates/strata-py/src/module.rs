@@ -284,17 +284,56 @@ pub fn set_cache_limit(py: Python<'_>, nbytes: i64) -> PyResult<usize> {
     Ok(py.detach(|| strata::storage::set_cache_limit(n)))
 }
 
-/// What the allocator's cache of freed blocks holds: `bytes`, `blocks`, `limit`, and
-/// the `hits` and `misses` of allocations large enough to use it.
+/// Sets how long, in seconds, a cached block may sit unused before it is returned to the
+/// system (1.0 by default; `inf` keeps blocks until evicted) and returns the previous
+/// value.
+#[pyfunction]
+pub fn set_cache_decay(py: Python<'_>, seconds: f64) -> PyResult<f64> {
+    let d = if seconds == f64::INFINITY {
+        std::time::Duration::MAX
+    } else {
+        std::time::Duration::try_from_secs_f64(seconds).map_err(|_| {
+            err(
+                ErrorKind::Value,
+                "set_cache_decay",
+                format!("the decay must be a non-negative number of seconds, got {seconds}"),
+            )
+        })?
+    };
+    Ok(decay_secs(
+        py.detach(|| strata::storage::set_cache_decay(d)),
+    ))
+}
+
+/// A decay in seconds; the saturated one (584 years, what `inf` sets) reads as infinity.
+fn decay_secs(d: std::time::Duration) -> f64 {
+    if d.as_nanos() >= u128::from(u64::MAX) {
+        f64::INFINITY
+    } else {
+        d.as_secs_f64()
+    }
+}
+
+/// What the allocator's cache of freed blocks holds and has done: `bytes`, `blocks`,
+/// `limit`, the `hits` and `misses` of allocations large enough to use it, what it
+/// returned to the system (`released_bytes`, `released_blocks`, and `since_release`,
+/// seconds since it last did, `None` if never), how long its least recently cached block
+/// has sat unused (`oldest_idle`, seconds, `None` when empty), and how long a block may
+/// sit unused before it is returned (`decay`, seconds).
 #[pyfunction]
 pub fn cache_info(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
-    let s = strata::storage::cache_stats();
+    let s = py.detach(strata::storage::cache_stats);
     let d = pyo3::types::PyDict::new(py);
     d.set_item("bytes", s.bytes)?;
     d.set_item("blocks", s.blocks)?;
     d.set_item("limit", s.limit)?;
     d.set_item("hits", s.hits)?;
     d.set_item("misses", s.misses)?;
+    d.set_item("released_bytes", s.released_bytes)?;
+    d.set_item("released_blocks", s.released_blocks)?;
+    d.set_item("since_release", s.since_release.map(|t| t.as_secs_f64()))?;
+    d.set_item("oldest_idle", s.oldest_idle.map(|t| t.as_secs_f64()))?;
+    d.set_item("decay", decay_secs(s.decay))?;
     d.set_item("min_block", strata::storage::cache::CACHE_MIN)?;
     Ok(d)
 }

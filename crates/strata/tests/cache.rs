@@ -4,7 +4,10 @@
 mod common;
 
 use common::serial;
-use strata::storage::{cache_stats, empty_cache, set_cache_limit};
+use std::time::Duration;
+
+use strata::storage::cache::DECAY;
+use strata::storage::{cache_stats, empty_cache, set_cache_decay, set_cache_limit};
 use strata::{DType, Tensor};
 
 const MB: usize = 1 << 20;
@@ -22,6 +25,8 @@ fn reference_sum(a: &Tensor, b: &Tensor) -> Vec<f32> {
 #[test]
 fn a_freed_output_is_reused_by_the_next_output_of_its_size() {
     let _g = serial();
+    // No decay: this test counts blocks, which a slow debug build must not see expire.
+    set_cache_decay(Duration::MAX);
     set_cache_limit(256 * MB);
     empty_cache();
     let (a, b) = (rows(1024, 1), rows(1024, 2)); // 4 MiB each
@@ -55,6 +60,8 @@ fn a_freed_output_is_reused_by_the_next_output_of_its_size() {
 #[test]
 fn zeroed_tensors_take_cached_blocks_cleared_up_to_32_mib() {
     let _g = serial();
+    // No decay: this test counts blocks, which a slow debug build must not see expire.
+    set_cache_decay(Duration::MAX);
     set_cache_limit(256 * MB);
     empty_cache();
     let (a, b) = (rows(512, 3), rows(512, 4));
@@ -89,6 +96,8 @@ fn zeroed_tensors_take_cached_blocks_cleared_up_to_32_mib() {
 #[test]
 fn the_limit_bounds_what_is_kept() {
     let _g = serial();
+    // No decay: this test counts blocks, which a slow debug build must not see expire.
+    set_cache_decay(Duration::MAX);
     empty_cache();
     set_cache_limit(10 * MB);
     let outs: Vec<Tensor> = (0..4)
@@ -123,6 +132,8 @@ fn the_limit_bounds_what_is_kept() {
 #[test]
 fn outputs_on_many_threads_share_the_cache_safely() {
     let _g = serial();
+    // No decay: this test counts blocks, which a slow debug build must not see expire.
+    set_cache_decay(Duration::MAX);
     set_cache_limit(64 * MB);
     empty_cache();
     let a = rows(512, 7);
@@ -141,4 +152,115 @@ fn outputs_on_many_threads_share_the_cache_safely() {
     assert!(st.blocks <= 4 && st.bytes <= 64 * MB);
     assert!(st.hits > 0);
     empty_cache();
+}
+
+/// Many threads take and free blocks of mixed sizes under a small limit (so blocks are
+/// evicted, expired and reused all the time); each writes its own pattern into what it
+/// got, holds it across a yield and reads it back, and no block is live in two tensors
+/// at once (the set of live addresses never takes an address twice).
+#[test]
+fn no_block_is_handed_out_twice_under_concurrent_use() {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    let _g = serial();
+    // Blocks expire within milliseconds: taken, evicted, expired and reused at once.
+    set_cache_decay(Duration::from_millis(30));
+    set_cache_limit(12 * MB);
+    empty_cache();
+    let src = rows(768, 8); // 3 MiB: row counts 256..768 give 1..3 MiB outputs
+    let live: Mutex<HashSet<usize>> = Mutex::new(HashSet::new());
+    let hits = cache_stats().hits;
+    std::thread::scope(|s| {
+        for id in 0..6usize {
+            let (src, live) = (&src, &live);
+            s.spawn(move || {
+                for i in 0..40usize {
+                    let n = 256 + (id * 97 + i * 131) % 513;
+                    let rows_n = i64::try_from(n).unwrap();
+                    let out = src.narrow(0, 0, rows_n).unwrap().neg().unwrap();
+                    let pattern = (id * 1000 + i) as f32;
+                    out.fill_(pattern).unwrap();
+                    let addr = out.data_ptr();
+                    assert!(
+                        live.lock().unwrap().insert(addr),
+                        "block {addr:#x} handed out twice"
+                    );
+                    std::thread::yield_now();
+                    let v = out.to_vec::<f32>().unwrap();
+                    assert_eq!(v.len(), n * 1024);
+                    assert!(
+                        v.iter().all(|&x| x == pattern),
+                        "thread {id} round {i}: overwritten"
+                    );
+                    assert!(live.lock().unwrap().remove(&addr));
+                    drop(out);
+                }
+            });
+        }
+    });
+    let st = cache_stats();
+    assert!(st.hits > hits, "the threads never reused a block");
+    assert!(st.bytes <= 12 * MB && st.blocks <= 12);
+    empty_cache();
+}
+
+/// A cached block unused for the decay (one second) is returned to the system with no
+/// call into strata (the reaper thread); one a loop keeps reusing stays.
+#[test]
+fn idle_blocks_are_returned_without_a_call_and_reused_ones_stay() {
+    use std::time::Instant;
+    let _g = serial();
+    set_cache_decay(DECAY);
+    set_cache_limit(256 * MB);
+    empty_cache();
+    let a = rows(1024, 9); // 4 MiB
+                           // A loop that reuses its block every 100 ms, for 1.5 s: the block is never idle for
+                           // the decay, so it stays (hits, no release).
+    drop(a.neg().unwrap());
+    let before = cache_stats();
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_millis(1500) {
+        drop(a.neg().unwrap());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let kept = cache_stats();
+    assert_eq!(kept.blocks, 1);
+    assert_eq!(kept.released_blocks, before.released_blocks);
+    assert!(kept.hits >= before.hits + 10);
+
+    // Three more blocks of other sizes, then nothing: all four go within about a second.
+    let outs: Vec<Tensor> = [512i64, 640, 896]
+        .iter()
+        .map(|&n| a.narrow(0, 0, n).unwrap().neg().unwrap())
+        .collect();
+    drop(outs);
+    let held = cache_stats();
+    assert_eq!(held.blocks, 4);
+    assert!(held.oldest_idle.is_some() && held.decay == Duration::from_secs(1));
+    let t1 = Instant::now();
+    // `cache_stats` only reads: nothing here expires a block but the reaper.
+    while cache_stats().blocks > 0 && t1.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let gone = t1.elapsed();
+    let after = cache_stats();
+    assert_eq!(
+        (after.blocks, after.bytes),
+        (0, 0),
+        "still held after {gone:?}"
+    );
+    assert!(
+        gone >= Duration::from_millis(800),
+        "returned after only {gone:?}"
+    );
+    assert!(
+        gone <= Duration::from_millis(2500),
+        "returned only after {gone:?}"
+    );
+    assert_eq!(after.released_blocks, held.released_blocks + 4);
+    assert!(after.released_bytes >= held.released_bytes + 12 * MB as u64);
+    assert!(after
+        .since_release
+        .is_some_and(|t| t < Duration::from_secs(1)));
+    assert_eq!(after.oldest_idle, None);
 }

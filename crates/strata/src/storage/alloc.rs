@@ -263,3 +263,110 @@ pub fn physical_memory() -> Option<usize> {
     }
     None
 }
+
+/// Bytes of memory this process may use: the smaller of [`physical_memory`] and its
+/// cgroup's memory limit ([`cgroup_memory_limit`]), or `None` where neither can be told.
+pub fn memory_available() -> Option<usize> {
+    match (physical_memory(), cgroup_memory_limit()) {
+        (Some(p), Some(c)) => Some(p.min(c)),
+        (p, c) => p.or(c),
+    }
+}
+
+/// The memory limit of this process's cgroup (Linux): the smallest `memory.max` (cgroup
+/// v2) or `memory.limit_in_bytes` (v1) set on its cgroup or any cgroup above it, from
+/// `/proc/self/cgroup`; `None` without one (unlimited, another OS, no cgroup files).
+pub fn cgroup_memory_limit() -> Option<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        let table = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+        cgroup_limit_from(&table, |path| std::fs::read_to_string(path).ok())
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+/// [`cgroup_memory_limit`] from the text of `/proc/self/cgroup` and a reader of files.
+/// A v2 line is `0::/path` (limits in `/sys/fs/cgroup/path/memory.max`, `max` for
+/// none); a v1 line names the `memory` controller, `4:memory:/path` (limits in
+/// `/sys/fs/cgroup/memory/path/memory.limit_in_bytes`, a value near `i64::MAX` for none).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn cgroup_limit_from(table: &str, read: impl Fn(&str) -> Option<String>) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for line in table.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let (root, file) = if controllers.is_empty() {
+            ("/sys/fs/cgroup", "memory.max")
+        } else if controllers.split(',').any(|c| c == "memory") {
+            ("/sys/fs/cgroup/memory", "memory.limit_in_bytes")
+        } else {
+            continue;
+        };
+        // The cgroup and each one above it, up to the root.
+        let mut dir = path.trim_end_matches('/');
+        loop {
+            let value = read(&format!("{root}{dir}/{file}"));
+            // "max" (v2) and v1's page-rounded i64::MAX read as no limit.
+            if let Some(n) = value.and_then(|v| v.trim().parse::<u64>().ok()) {
+                if n < (1 << 62) {
+                    let n = usize::try_from(n).unwrap_or(usize::MAX);
+                    best = Some(best.map_or(n, |b| b.min(n)));
+                }
+            }
+            match dir.rfind('/') {
+                Some(i) => dir = &dir[..i],
+                None => break,
+            }
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader of a fixed set of files.
+    fn files<'a>(map: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |p| {
+            map.iter()
+                .find(|(k, _)| *k == p)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn cgroup_limits_are_read_from_the_process_cgroup_and_those_above_it() {
+        // v2: the smallest limit on the path wins; "max" is none.
+        let v2 = [
+            ("/sys/fs/cgroup/memory.max", "max\n"),
+            ("/sys/fs/cgroup/a/memory.max", "8589934592\n"),
+            ("/sys/fs/cgroup/a/b/memory.max", "max\n"),
+        ];
+        assert_eq!(cgroup_limit_from("0::/a/b\n", files(&v2)), Some(8 << 30));
+        assert_eq!(cgroup_limit_from("0::/\n", files(&v2)), None);
+        // v1: the memory controller's line only; i64::MAX rounded to pages is none.
+        let v1 = [
+            (
+                "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                "9223372036854771712\n",
+            ),
+            (
+                "/sys/fs/cgroup/memory/job/memory.limit_in_bytes",
+                "2147483648\n",
+            ),
+            ("/sys/fs/cgroup/cpu/job/memory.limit_in_bytes", "1024\n"),
+        ];
+        let table = "5:cpu,cpuacct:/job\n4:memory:/job\n0::/\n";
+        assert_eq!(cgroup_limit_from(table, files(&v1)), Some(2 << 30));
+        assert_eq!(cgroup_limit_from("4:memory:/\n", files(&v1)), None);
+        // Unreadable or odd contents are no limit, never an error.
+        let odd = [("/sys/fs/cgroup/x/memory.max", "lots\n")];
+        assert_eq!(cgroup_limit_from("0::/x\ngarbage\n", files(&odd)), None);
+        assert_eq!(cgroup_limit_from("", files(&odd)), None);
+    }
+}

@@ -37,7 +37,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use alloc::{physical_memory, Allocator, CpuAllocator, ALIGN};
 pub use borrow::BorrowGuard;
-pub use cache::{cache_stats, empty_cache, set_cache_limit, CacheStats};
+pub use cache::{cache_stats, empty_cache, set_cache_decay, set_cache_limit, CacheStats};
 pub(crate) use cache::{fork_prepare, fork_release};
 pub use handle::{SegmentInfo, ShmHandle};
 pub use mmap::{FileMap, FileRegion, MapMode};
