@@ -73,11 +73,13 @@ bench-rust:
 	$(CARGO) bench -p strata --bench core
 
 # strata against NumPy (and PyTorch when installed) on the same data (a release build of
-# the extension; 1 and 2 threads): the strided engine, then the compute-bound cases.
+# the extension; 1 and 2 threads): the strided engine, then the compute-bound cases, then
+# the memory footprint of a loop of large ops (resident memory, peak and after idling).
 bench-python: develop-release
 	$(VPY) python/bench/bench_numpy.py
 	$(VPY) python/bench/bench_compute.py
 	$(VPY) python/bench/bench_autograd.py
+	$(VPY) python/bench/bench_memory.py
 
 fmt:
 	$(CARGO) fmt --all
