@@ -307,6 +307,9 @@ __all__ = [
     "safetensors",
     "cuda",
     "multiprocessing",
+    "utils",
+    "layout",
+    "strided",
     *_FUNCTIONS,
     *_INDEX_FUNCTIONS,
     *_MORE_FUNCTIONS,
@@ -326,5 +329,7 @@ from . import safetensors  # noqa: E402  (submodule; after the names it uses)
 from . import cuda  # noqa: E402  (submodule)
 from . import linalg  # noqa: E402  (submodule)
 from . import multiprocessing  # noqa: E402  (registers the ForkingPickler reducer)
+from . import utils  # noqa: E402  (submodule: utils.dlpack)
+from ._layout import layout, strided  # noqa: E402  (tensor.layout's values)
 
 from . import nn, optim  # noqa: E402  (they build on everything above)

@@ -24,6 +24,7 @@ from . import autograd as autograd
 from . import cuda as cuda
 from . import linalg as linalg
 from . import multiprocessing as multiprocessing
+from . import utils as utils
 from . import nn as nn
 from . import optim as optim
 from . import safetensors as safetensors
@@ -166,6 +167,14 @@ class UntypedStorage:
     def __ne__(self, other: object, /) -> builtins.bool: ...
     def __repr__(self) -> builtins.str: ...
 
+@final
+class layout:
+    """A tensor's memory layout (PyTorch's ``torch.layout``); strata has one, ``strided``."""
+
+    def __new__(cls, name: builtins.str) -> layout: ...
+
+strided: layout
+
 # --------------------------------------------------------------------------------------
 # Tensor
 # --------------------------------------------------------------------------------------
@@ -232,6 +241,9 @@ class Tensor:
     def data_ptr(self) -> builtins.int:
         """Address of the first element."""
     def untyped_storage(self) -> UntypedStorage: ...
+    @property
+    def layout(self) -> layout:
+        """Always ``strata.strided`` (PyTorch's ``tensor.layout``)."""
     def is_contiguous(self) -> builtins.bool:
         """PyTorch's rule: size-1 dims are ignored and empty tensors are contiguous."""
     def is_read_only(self) -> builtins.bool: ...
@@ -1360,6 +1372,9 @@ __all__ = [
     "safetensors",
     "cuda",
     "multiprocessing",
+    "utils",
+    "layout",
+    "strided",
     "view",
     "reshape",
     "flatten",

@@ -1,5 +1,11 @@
 """Tensors across processes: ``multiprocessing`` sends handles, not bytes.
 
+A drop-in for the standard :mod:`multiprocessing` (as ``torch.multiprocessing`` is):
+every name it exports (``Process``, ``Queue``, ``Pool``, ``get_context``,
+``set_start_method``, …) is re-exported here as the very same object, beside the
+sharing-strategy functions below and :func:`spawn` / :func:`start_processes`, which run a
+function in N processes and fail as one (``strata/_spawn_processes.py``).
+
 Importing :mod:`strata` registers a reducer with
 ``multiprocessing.reduction.ForkingPickler``, so a :class:`~strata.Tensor` put on a
 ``Queue``, sent through a ``Pipe`` or passed to a ``Pool`` travels as a handle to its
@@ -47,15 +53,31 @@ from multiprocessing import util as _util
 from multiprocessing.reduction import DupFd as _DupFd
 from multiprocessing.reduction import ForkingPickler as _ForkingPickler
 
+from multiprocessing import *  # noqa: F401,F403 (the drop-in: every name, re-exported)
+
 from . import _strata
 from ._errors import AutogradError, StrataValueError
+from ._spawn_processes import (
+    ProcessContext,
+    ProcessException,
+    ProcessExitedException,
+    ProcessRaisedException,
+    spawn,
+    start_processes,
+)
 
 __all__ = [
     "get_sharing_strategy",
     "set_sharing_strategy",
     "get_all_sharing_strategies",
     "sweep",
-]
+    "ProcessContext",
+    "ProcessException",
+    "ProcessExitedException",
+    "ProcessRaisedException",
+    "spawn",
+    "start_processes",
+] + list(_mp.__all__)
 
 _STRATEGIES = ("file_descriptor", "file_system")
 

@@ -505,6 +505,18 @@ impl PyTensor {
         self.inner.data_ptr()
     }
 
+    /// PyTorch's `tensor.layout`: `strata.strided`, the one layout a strata tensor has (a
+    /// strided view of a storage); see `python/strata/_layout.py`.
+    #[getter]
+    fn layout(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        static STRIDED: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+        STRIDED
+            .get_or_try_init(py, || {
+                Ok::<_, PyErr>(py.import("strata._layout")?.getattr("strided")?.unbind())
+            })
+            .map(|s| s.clone_ref(py))
+    }
+
     fn untyped_storage(&self) -> PyUntypedStorage {
         PyUntypedStorage {
             storage: std::mem::ManuallyDrop::new(self.inner.storage().clone()),
