@@ -87,6 +87,15 @@ unsafe fn cast_run<D: Element, S: Element>(p: [*mut u8; 2], s: [isize; 2], len: 
                     v.store(o.offset(k * s[0]));
                 }
             }
+        } else if D::DTYPE == S::DTYPE && s[0] == ds && s[1] == 2 * ss {
+            // Every other element (an innermost `[::2]`): with the step a constant, the
+            // compiler loads whole vectors and keeps the even lanes (SSE2 `shufps` for
+            // 4-byte items), where element-by-element loads made a 4096² float32
+            // `[::2, ::2]` copy a sixth slower than NumPy's (3.5 ms against 3.1; the
+            // measurements are in the README's memory-footprint section).
+            for k in 0..len as isize {
+                S::load(i.offset(2 * k * ss)).store(o.offset(k * ds));
+            }
         } else if s[0] == ds {
             for k in 0..len as isize {
                 S::load(i.offset(k * s[1]))
@@ -457,6 +466,52 @@ unsafe fn walk_copy<T: Copy>(dst: &Tensor, src: &Tensor) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs of every other element (the stride-2 path of `cast_run`) at every length
+    /// remainder of the vector widths, from both parities, for each item size, against
+    /// the index model `out[k] = src[start + 2k]`; also as the inner dim of a 2-d copy.
+    #[test]
+    fn every_other_element_runs_match_the_index_model() {
+        use crate::dtype::DType;
+        // The source's own values, read through a cast (a different code path).
+        let values = |t: &Tensor| t.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+        let dtypes = [
+            DType::U8,
+            DType::I16,
+            DType::F16,
+            DType::BF16,
+            DType::F32,
+            DType::I64,
+            DType::F64,
+        ];
+        for dt in dtypes {
+            // Past SMALL_COPY elements (smaller copies are walked, not run through the
+            // engine), every remainder modulo the vector widths.
+            for len in (1025usize..1058).chain([2047, 4099]) {
+                for start in [0usize, 1] {
+                    let src = Tensor::arange(0, 2 * len as i64 + 2, 1, dt).unwrap();
+                    let all = values(&src);
+                    let v = src.slice(0, Some(start as i64), None, 2).unwrap();
+                    let v = v.narrow(0, 0, len as i64).unwrap();
+                    let got = values(&v.contiguous().unwrap());
+                    let want: Vec<f64> = (0..len).map(|k| all[start + 2 * k]).collect();
+                    assert_eq!(got, want, "{dt:?} len {len} start {start}");
+                }
+            }
+            // Every other column of every other row of a 2-d tensor.
+            let x = Tensor::arange(0, 6 * 802, 1, dt).unwrap();
+            let all = values(&x);
+            let x = x.view(&[6, 802]).unwrap();
+            let v = x.slice(0, None, None, 2).unwrap();
+            let v = v.slice(1, Some(1), None, 2).unwrap();
+            let got = values(&v.contiguous().unwrap());
+            let want: Vec<f64> = (0..3)
+                .flat_map(|r| (0..401).map(move |c| (r, c)))
+                .map(|(r, c)| all[2 * r * 802 + 1 + 2 * c])
+                .collect();
+            assert_eq!(got, want, "{dt:?} 2-d");
+        }
+    }
 
     /// The small-copy walk reads all of an overlapping source before writing (staged, as
     /// the planned path does), both ways along a storage, and takes any strides.
