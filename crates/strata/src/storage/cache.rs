@@ -28,10 +28,10 @@
 //! - When a freed block would push the cache past its limit, the least recently cached
 //!   blocks are freed first; a block larger than the limit is freed at once.
 //! - A cached block idle for [`DECAY`] (one second; `STRATA_CACHE_DECAY` in seconds, or
-//!   [`set_cache_decay`]) is returned to the system: checked on
-//!   every call into the cache and by a reaper thread that sleeps until the oldest block's
-//!   time is up, and sleeps without a timeout while the cache is empty (an idle process
-//!   with nothing cached is never woken). A loop of ops takes its blocks back long before
+//!   [`set_cache_decay`]) is returned to the system: checked on every call into the
+//!   cache and by a reaper thread that sleeps until the oldest block's time is up, and
+//!   sleeps without a timeout while the cache is empty (an idle process with nothing
+//!   cached is never woken). A loop of ops takes its blocks back long before
 //!   they expire; a process whose tensors are gone is back to its footprint within about
 //!   a second, with no call from the user. This is the decay of jemalloc and mimalloc's
 //!   dirty pages, at the cache's grain. After the reaper frees blocks it asks glibc to
