@@ -55,7 +55,7 @@ from multiprocessing.reduction import ForkingPickler as _ForkingPickler
 
 from multiprocessing import *  # noqa: F401,F403 (the drop-in: every name, re-exported)
 
-from . import _strata
+from . import _spawn_processes, _strata
 from ._errors import AutogradError, StrataValueError
 from ._spawn_processes import (
     ProcessContext,
@@ -71,13 +71,9 @@ __all__ = [
     "set_sharing_strategy",
     "get_all_sharing_strategies",
     "sweep",
-    "ProcessContext",
-    "ProcessException",
-    "ProcessExitedException",
-    "ProcessRaisedException",
-    "spawn",
-    "start_processes",
-] + list(_mp.__all__)
+    *_spawn_processes.__all__,
+    *_mp.__all__,
+]
 
 _STRATEGIES = ("file_descriptor", "file_system")
 

@@ -190,12 +190,22 @@ def test_the_limit_from_the_environment(value, limit):
     assert (int(out[1]) > 0) == (limit >= 4 * MIB + 64)
 
 
-@pytest.mark.parametrize("bad", [-1.0, float("nan"), -float("inf")])
+@pytest.mark.parametrize("bad", [-1.0, -1e-300, float("nan"), -float("inf")])
 def test_a_bad_decay_is_refused(cache, bad):
     with pytest.raises(ValueError, match="set_cache_decay") as e:
         st.set_cache_decay(bad)
     assert isinstance(e.value, st.StrataError)
     assert st.cache_info()["decay"] == float("inf")
+    with pytest.raises(TypeError):
+        st.set_cache_decay("1s")
+
+
+def test_decays_past_what_a_duration_holds_mean_never(cache):
+    assert st.set_cache_decay(1e300) == float("inf")  # the fixture's
+    assert st.cache_info()["decay"] == float("inf")
+    assert st.set_cache_decay(0.5) == float("inf")
+    assert st.set_cache_decay(0) == 0.5
+    assert st.cache_info()["decay"] == 0.0
 
 
 def test_the_decay_from_the_environment_and_at_run_time():

@@ -289,17 +289,15 @@ pub fn set_cache_limit(py: Python<'_>, nbytes: i64) -> PyResult<usize> {
 /// value.
 #[pyfunction]
 pub fn set_cache_decay(py: Python<'_>, seconds: f64) -> PyResult<f64> {
-    let d = if seconds == f64::INFINITY {
-        std::time::Duration::MAX
-    } else {
-        std::time::Duration::try_from_secs_f64(seconds).map_err(|_| {
-            err(
-                ErrorKind::Value,
-                "set_cache_decay",
-                format!("the decay must be a non-negative number of seconds, got {seconds}"),
-            )
-        })?
-    };
+    if seconds.is_nan() || seconds < 0.0 {
+        return Err(err(
+            ErrorKind::Value,
+            "set_cache_decay",
+            format!("the decay must be a non-negative number of seconds, got {seconds}"),
+        ));
+    }
+    // Past what a `Duration` holds (`inf` included): never.
+    let d = std::time::Duration::try_from_secs_f64(seconds).unwrap_or(std::time::Duration::MAX);
     Ok(decay_secs(
         py.detach(|| strata::storage::set_cache_decay(d)),
     ))
