@@ -191,3 +191,42 @@ def test_from_numpy_direct_path_shows_the_array_to_the_collector():
     assert not any(r is a for r in gc.get_referents(t))
     del v
     assert any(r is a for r in gc.get_referents(t))
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        [0, 2], [2, 0, 2], [-1, -4], [3], (0, 2), [[0, 2]], ([1, 3],), ([0, 2], [1, 3]),
+        [[0, 1], [2, 3]], [True, False, True, False], [np.int64(2), 0],
+        (slice(None), [0, 2]), [0, 2, 1, 3, 0, 0, 2],
+    ],
+    ids=repr,
+)
+def test_integer_list_indices_match_numpy_get_and_set(key):
+    # Lists and tuples of plain ints are read straight into an index tensor; anything
+    # else in them (bools, NumPy ints, nesting) takes the general
+    # conversion. Both must index exactly as NumPy does.
+    a = np.arange(16, dtype=np.float32).reshape(4, 4)
+    t = st.from_numpy(a.copy())
+    for _ in range(3):  # the same key again: no state kept between calls
+        np.testing.assert_array_equal(t[key].numpy(), a[key])
+    b, u = a.copy(), st.from_numpy(a.copy())
+    b[key] = -1.0
+    u[key] = -1.0
+    np.testing.assert_array_equal(u.numpy(), b)
+
+
+@pytest.mark.parametrize(
+    "key, exc, match",
+    [
+        ([0, 4], IndexError, "out of bounds"),
+        ([-5], IndexError, "out of bounds"),
+        ([0, 2**70], OverflowError, "too large"),
+        ([0, 1.5], IndexError, "integer or boolean"),
+        ([0, "x"], Exception, None),
+    ],
+)
+def test_integer_list_index_errors(key, exc, match):
+    t = st.zeros(4, 4)
+    with pytest.raises(exc, match=match):
+        t[key]

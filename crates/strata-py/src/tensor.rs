@@ -215,6 +215,9 @@ fn parse_entry(obj: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
         // The core checks the dtype and reads a 0-d integer tensor as an int.
         return Ok(TensorIndex::tensor(t.get().inner.clone()));
     }
+    if let Some(t) = plain_int_index(obj) {
+        return Ok(TensorIndex::tensor(t?));
+    }
     if let Ok(i) = index_arg(obj) {
         return Ok(TensorIndex::Int(i));
     }
@@ -243,6 +246,33 @@ fn parse_entry(obj: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
             obj.get_type().name()?
         ),
     ))
+}
+
+/// A non-empty list or tuple of plain ints (`t[[0, 2]]`) as an int64 tensor, read item by
+/// item; `None` for anything else (bools, other objects, ints past int64, `[]`), which
+/// takes the general conversion and its errors. That conversion asks each item for the
+/// scalar protocols (an attribute miss, so an exception made and cleared, per item): it
+/// was most of a small gather's per-call cost.
+fn plain_int_index(obj: &Bound<'_, PyAny>) -> Option<PyResult<Tensor>> {
+    fn read<'py>(items: impl Iterator<Item = Bound<'py, PyAny>>) -> Option<Vec<i64>> {
+        items
+            .map(|x| {
+                x.is_exact_instance_of::<PyInt>()
+                    .then(|| crate::convert::exact_int(&x).ok())
+                    .flatten()
+            })
+            .collect()
+    }
+    let v = if let Ok(l) = obj.cast_exact::<PyList>() {
+        read(l.iter())
+    } else if let Ok(t) = obj.cast_exact::<PyTuple>() {
+        read(t.iter())
+    } else {
+        None
+    }
+    .filter(|v| !v.is_empty())?;
+    let n = v.len();
+    Some(Tensor::from_vec(v, &[n]).py())
 }
 
 /// `PySlice_Unpack` of `s` into `slot` (written where it lies, see [`fast_entry`]):
