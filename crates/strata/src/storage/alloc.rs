@@ -248,7 +248,7 @@ pub(crate) fn dangling() -> NonNull<u8> {
 /// told. For sizing what user input would make the process build (e.g. the Python
 /// objects of `tolist()`, a boolean mask's reading), never for correctness. Read once per
 /// process: glibc answers `_SC_PHYS_PAGES` with a `sysinfo` system call, which was a
-/// seventh of a small `t[mask]`'s per-call time.
+/// third of a small `t[mask]`'s per-call time (2.1 µs, now 1.4).
 pub fn physical_memory() -> Option<usize> {
     static PHYSICAL: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
     *PHYSICAL.get_or_init(read_physical_memory)

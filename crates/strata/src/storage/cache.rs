@@ -132,7 +132,11 @@ impl Released {
 
     fn push(&mut self, b: Block) {
         // Cannot be full (see the type's doc); a block over the count would leak, never
-        // be freed twice.
+        // be freed twice. Debug builds (the test suites) check it.
+        debug_assert!(
+            self.len < self.blocks.len(),
+            "more blocks released than slots"
+        );
         if let Some(slot) = self.blocks.get_mut(self.len) {
             *slot = b;
             self.len += 1;
@@ -306,7 +310,6 @@ impl BlockCache {
             }
         }
         *self = BlockCache {
-            limit: self.limit,
             generation,
             ..BlockCache::new(self.limit)
         };
