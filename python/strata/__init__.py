@@ -310,6 +310,9 @@ __all__ = [
     "utils",
     "layout",
     "strided",
+    "storage",
+    "TypedStorage",
+    "Storage",
     *_FUNCTIONS,
     *_INDEX_FUNCTIONS,
     *_MORE_FUNCTIONS,
@@ -331,5 +334,9 @@ from . import linalg  # noqa: E402  (submodule)
 from . import multiprocessing  # noqa: E402  (registers the ForkingPickler reducer)
 from . import utils  # noqa: E402  (submodule: utils.dlpack)
 from ._layout import layout, strided  # noqa: E402  (tensor.layout's values)
+from . import storage  # noqa: E402  (submodule: TypedStorage, t.storage())
+from .storage import TypedStorage  # noqa: E402
+
+Storage = TypedStorage  # PyTorch's ``torch.Storage`` (float32 unless a dtype is given)
 
 from . import nn, optim  # noqa: E402  (they build on everything above)

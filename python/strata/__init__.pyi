@@ -151,21 +151,82 @@ long: dtype
 class UntypedStorage:
     """The bytes behind tensors (PyTorch's ``UntypedStorage``); shared by every view."""
 
+    def __new__(
+        cls, data: builtins.int | Sequence[builtins.int] | None = None, *, device: _DeviceLike | None = None
+    ) -> UntypedStorage:
+        """Empty, ``n`` zeroed bytes, or the given byte values."""
+    @property
+    def device(self) -> builtins.str: ...
+    @property
+    def is_cuda(self) -> builtins.bool: ...
     def data_ptr(self) -> builtins.int:
         """Address of the first byte."""
     def nbytes(self) -> builtins.int:
         """Length in bytes."""
     def size(self) -> builtins.int:
         """Length in bytes (as ``nbytes``)."""
+    def element_size(self) -> builtins.int:
+        """1: an untyped storage's elements are bytes."""
     def is_read_only(self) -> builtins.bool:
         """True for read-only memory (e.g. from a non-writeable NumPy array)."""
+    def is_pinned(self) -> builtins.bool: ...
+    def is_shared(self) -> builtins.bool: ...
+    def share_memory_(self) -> UntypedStorage:
+        """Moves the bytes into shared memory in place (the current strategy)."""
+    @overload
+    def __getitem__(self, key: SupportsIndex, /) -> builtins.int: ...
+    @overload
+    def __getitem__(self, key: builtins.slice, /) -> UntypedStorage:
+        """A slice (step 1) shares the bytes."""
+    def __setitem__(self, key: SupportsIndex | builtins.slice, value: builtins.int, /) -> None: ...
+    def __delitem__(self, key: SupportsIndex | builtins.slice, /) -> None:
+        """Always raises ``NotImplementedError``: a storage keeps its size."""
+    def fill_(self, value: builtins.int) -> UntypedStorage: ...
+    def copy_(self, src: UntypedStorage | TypedStorage, non_blocking: builtins.bool = False) -> UntypedStorage: ...
+    def clone(self) -> UntypedStorage: ...
+    def cpu(self) -> UntypedStorage: ...
+    def untyped(self) -> UntypedStorage: ...
+    def resize_(self, size: builtins.int) -> None:
+        """Always raises: strata's storages keep their size."""
     def tolist(self, dtype: _DTypeLike | None = None) -> list[_PyScalar]:
         """The raw contents of the whole storage read as ``dtype`` (default uint8)."""
+    def _as_tensor(self, dtype: _DTypeLike) -> Tensor: ...
     def __len__(self) -> builtins.int: ...
     def __eq__(self, other: object, /) -> builtins.bool:
         """True when both are the same storage."""
     def __ne__(self, other: object, /) -> builtins.bool: ...
+    def __hash__(self) -> builtins.int: ...
     def __repr__(self) -> builtins.str: ...
+    @staticmethod
+    def from_file(filename: str | os.PathLike[str], shared: builtins.bool = False, nbytes: builtins.int = 0) -> UntypedStorage: ...
+    @staticmethod
+    def from_buffer(
+        buffer: object,
+        byte_order: builtins.str = "native",
+        count: builtins.int = -1,
+        offset: builtins.int = 0,
+        dtype: _DTypeLike | None = None,
+    ) -> UntypedStorage: ...
+    def share_filename(self) -> builtins.str:
+        """A text handle another process reopens with ``from_shared_filename``."""
+    @staticmethod
+    def from_shared_filename(handle: builtins.str) -> UntypedStorage: ...
+    def share_fd(self) -> tuple[builtins.int, builtins.int]:
+        """``(fd, nbytes)``; the fd is the caller's to pass on and close."""
+    @staticmethod
+    def from_shared_fd(fd: builtins.int, nbytes: builtins.int) -> UntypedStorage: ...
+    def _share_filename_cpu_(self) -> tuple[builtins.bytes, builtins.bytes, builtins.int]: ...
+    @staticmethod
+    def _new_shared_filename_cpu(manager: builtins.bytes | builtins.str, obj: builtins.bytes | builtins.str, size: builtins.int) -> UntypedStorage: ...
+    def _share_fd_cpu_(self) -> tuple[builtins.int, builtins.int]: ...
+    @staticmethod
+    def _new_shared_fd_cpu(fd: builtins.int, size: builtins.int) -> UntypedStorage: ...
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]: ...
+
+from .storage import TypedStorage as TypedStorage
+from . import storage as storage
+
+Storage = TypedStorage
 
 @final
 class layout:
@@ -182,8 +243,9 @@ strided: layout
 class Tensor:
     """A strided view (dtype, shape, signed strides, offset) over shared storage."""
 
-    def __new__(cls, data: _TensorLike, dtype: _DTypeLike | None = None) -> Self:
-        """A new tensor holding a copy of ``data`` (as ``strata.tensor``)."""
+    def __new__(cls, data: _TensorLike | UntypedStorage | TypedStorage = ..., dtype: _DTypeLike | None = None) -> Self:
+        """A new tensor holding a copy of ``data`` (as ``strata.tensor``); over a storage,
+        a 1-D tensor sharing it (float32 for an untyped one); no argument, an empty one."""
 
     # ----- metadata
     @property
@@ -241,6 +303,8 @@ class Tensor:
     def data_ptr(self) -> builtins.int:
         """Address of the first element."""
     def untyped_storage(self) -> UntypedStorage: ...
+    def storage(self) -> TypedStorage:
+        """The storage typed as the tensor's dtype (deprecated in PyTorch; warns once)."""
     @property
     def layout(self) -> layout:
         """Always ``strata.strided`` (PyTorch's ``tensor.layout``)."""
@@ -1375,6 +1439,9 @@ __all__ = [
     "utils",
     "layout",
     "strided",
+    "storage",
+    "TypedStorage",
+    "Storage",
     "view",
     "reshape",
     "flatten",

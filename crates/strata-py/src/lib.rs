@@ -20,6 +20,7 @@ mod module;
 mod ndarray;
 mod shm;
 mod sort;
+mod storage;
 mod tensor;
 
 use pyo3::prelude::*;
@@ -36,7 +37,7 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
             unsafe { freelist::install(py, tensor::PyTensor::type_object_raw(py), at)? };
         }
     }
-    m.add_class::<tensor::PyUntypedStorage>()?;
+    m.add_class::<storage::PyUntypedStorage>()?;
     m.add_class::<dtype::PyDType>()?;
     for dt in strata::DType::ALL {
         m.add(dt.name(), dtype::PyDType(dt))?;

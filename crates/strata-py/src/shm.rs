@@ -116,7 +116,11 @@ impl PyTensor {
 /// `share_memory_` with the strategy in force, refusing (with the owner's type) memory a
 /// buffer-protocol exporter still uses; the core refuses other foreign owners.
 fn share(py: Python<'_>, t: &Tensor) -> PyResult<()> {
-    let storage = t.storage();
+    share_storage(py, t.storage())
+}
+
+/// [`share`] for a storage (`UntypedStorage.share_memory_()`).
+pub(crate) fn share_storage(py: Python<'_>, storage: &strata::Storage) -> PyResult<()> {
     if !storage.is_shared() {
         if let Some(owner) = crate::buffer::buffer_owner_type(py, storage) {
             return Err(err(

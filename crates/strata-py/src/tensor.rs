@@ -439,19 +439,37 @@ impl PyTensor {
     /// `data`, the new object (of a subclass, `nn.Parameter`) is a detached handle to the
     /// same view instead.
     #[new]
-    #[pyo3(signature = (data, dtype=None, *, _alias=false))]
+    #[pyo3(signature = (*args, dtype=None, _alias=false))]
     fn py_new(
-        data: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyTuple>,
         dtype: Option<&Bound<'_, PyAny>>,
         _alias: bool,
     ) -> PyResult<Self> {
+        // `Tensor()`, `Tensor(data)`, `Tensor(data, dtype)`.
+        let (data, dtype) = match (args.len(), dtype) {
+            (0, None) => return Tensor::zeros(&[0], DType::F32).py().map(PyTensor::wrap),
+            (1, d) => (args.get_item(0)?, d.cloned()),
+            (2, None) => (args.get_item(0)?, Some(args.get_item(1)?)),
+            _ => {
+                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                    "Tensor() takes (data, dtype=None), got {} positional arguments{}",
+                    args.len(),
+                    if dtype.is_some() { " and dtype=" } else { "" }
+                )))
+            }
+        };
         if _alias {
             if let Ok(t) = data.cast::<PyTensor>() {
                 return Ok(PyTensor::wrap(t.get().inner.detach()));
             }
         }
-        let dt = crate::dtype::opt_dtype(dtype)?;
-        crate::module::tensor_from(data, dt).map(PyTensor::wrap)
+        let dt = crate::dtype::opt_dtype(dtype.as_ref())?;
+        // `Tensor(storage)`: a 1-D tensor over the whole storage, sharing it (float32 for
+        // an untyped storage, as PyTorch's; a typed storage's own dtype).
+        if let Some(t) = crate::storage::tensor_over(&data, dt)? {
+            return Ok(PyTensor::wrap(t));
+        }
+        crate::module::tensor_from(&data, dt).map(PyTensor::wrap)
     }
 
     // ----- metadata -----
@@ -547,10 +565,8 @@ impl PyTensor {
             .map(|s| s.clone_ref(py))
     }
 
-    fn untyped_storage(&self) -> PyUntypedStorage {
-        PyUntypedStorage {
-            storage: std::mem::ManuallyDrop::new(self.inner.storage().clone()),
-        }
+    fn untyped_storage(&self) -> crate::storage::PyUntypedStorage {
+        crate::storage::PyUntypedStorage::wrap(self.inner.storage().clone())
     }
 
     fn is_contiguous(&self) -> bool {
@@ -1216,75 +1232,6 @@ impl PyTensor {
             slf.inner.index_put_(&key, &src).py()?;
         }
         Ok(slf)
-    }
-}
-
-/// The bytes behind tensors (PyTorch's `UntypedStorage`).
-#[pyclass(name = "UntypedStorage", module = "strata", frozen)]
-#[derive(Debug)]
-pub struct PyUntypedStorage {
-    /// Dropped in `Drop` with any pending exception set aside (a foreign owner's code may
-    /// run).
-    pub storage: std::mem::ManuallyDrop<strata::Storage>,
-}
-
-impl Drop for PyUntypedStorage {
-    fn drop(&mut self) {
-        // SAFETY: pyo3 drops a class's value with the GIL held; `storage` is dropped once,
-        // here, and never used again.
-        unsafe {
-            crate::errors::preserving_error(|| std::mem::ManuallyDrop::drop(&mut self.storage))
-        };
-    }
-}
-
-#[pymethods]
-impl PyUntypedStorage {
-    fn data_ptr(&self) -> usize {
-        self.storage.data_ptr() as usize
-    }
-
-    fn nbytes(&self) -> usize {
-        self.storage.nbytes()
-    }
-
-    fn size(&self) -> usize {
-        self.storage.nbytes()
-    }
-
-    fn is_read_only(&self) -> bool {
-        self.storage.is_read_only()
-    }
-
-    /// The raw elements of the whole storage read as `dtype` (default uint8), like the
-    /// classic `print_internal`: what the bytes hold, regardless of any view.
-    #[pyo3(signature = (dtype=None))]
-    fn tolist(&self, py: Python<'_>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-        let dt = crate::dtype::opt_dtype(dtype)?.unwrap_or(DType::U8);
-        let n = self.storage.nbytes() / dt.itemsize();
-        let t = Tensor::from_parts(
-            strata::Storage::clone(&self.storage),
-            strata::Layout::contiguous(&[n]).py()?,
-            dt,
-        )
-        .py()?;
-        to_list(py, &t)
-    }
-
-    fn __len__(&self) -> usize {
-        self.storage.nbytes()
-    }
-
-    fn __eq__(&self, other: &PyUntypedStorage) -> bool {
-        self.storage.same(&other.storage)
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "<strata.UntypedStorage of {} bytes at {:#x}>",
-            self.storage.nbytes(),
-            self.storage.data_ptr() as usize
-        )
     }
 }
 

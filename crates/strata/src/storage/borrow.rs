@@ -200,13 +200,15 @@ pub struct BorrowGuard<'a> {
 }
 
 /// Borrows every `(storage, exclusive)` pair at once. A storage listed twice is borrowed
-/// once, exclusively if any entry asks for it.
+/// once, exclusively if any entry asks for it. A slice of a storage
+/// ([`Storage::slice_bytes`]) is borrowed as the storage it views.
 ///
 /// # Errors
 /// [`Error::Borrow`] when this thread already holds a conflicting borrow of one of them.
 pub fn acquire<'a>(op: &'static str, wants: &[(&'a Storage, bool)]) -> Result<BorrowGuard<'a>> {
     let mut list: SmallVec<[(&'a Storage, bool); 4]> = SmallVec::new();
     for &(s, w) in wants {
+        let s = s.borrow_root();
         match list.iter_mut().find(|(t, _)| t.same(s)) {
             Some(entry) => entry.1 |= w,
             None => list.push((s, w)),

@@ -275,6 +275,10 @@ struct Inner {
     exports: AtomicUsize,
     /// Set once a raw address escaped with no way to learn when its user is done.
     pinned_for_life: AtomicBool,
+    /// For a slice of another storage ([`Storage::slice_bytes`]), that storage (never
+    /// itself a slice): the one whose borrows and version counter the slice uses, so a
+    /// write through either is ordered against, and seen by, the other.
+    root: Option<Storage>,
 }
 
 /// A shared, reference-counted run of bytes. Cloning is an `Arc` clone.
@@ -324,6 +328,10 @@ impl Storage {
     /// A storage over `backing`, whose memory is on `device` (for foreign memory on a
     /// GPU: a DLPack capsule's, an IPC mapping's).
     pub fn from_backing_on(backing: Backing, device: Device) -> Storage {
+        Self::with_root(backing, device, None)
+    }
+
+    fn with_root(backing: Backing, device: Device, root: Option<Storage>) -> Storage {
         // Before any storage exists, so before any borrow can be held across a fork (see
         // `borrow::BorrowCell::refresh`).
         crate::kernel::pool::register_fork_handlers();
@@ -338,7 +346,54 @@ impl Storage {
             version: AtomicU64::new(0),
             exports: AtomicUsize::new(0),
             pinned_for_life: AtomicBool::new(false),
+            root,
         }))
+    }
+
+    /// A storage over bytes `start..end` of this one, sharing them (PyTorch's
+    /// `UntypedStorage` slicing): writes through either are seen by the other. The slice
+    /// borrows through this storage (S4 holds across both) and shares its version
+    /// counter; it pins this storage's backing, so `share_memory_()` on this storage
+    /// refuses while the slice lives (moving the bytes would detach it).
+    ///
+    /// # Errors
+    /// A value error naming `op` when the range is reversed or past the end; a device
+    /// error for memory not on the host.
+    pub fn slice_bytes(&self, op: &'static str, start: usize, end: usize) -> Result<Storage> {
+        self.check_host(op)?;
+        if start > end || end > self.nbytes() {
+            return Err(Error::value(
+                op,
+                format!(
+                    "byte range {start}..{end} is out of bounds for a storage of {} bytes",
+                    self.nbytes()
+                ),
+            ));
+        }
+        let root = self.borrow_root().clone();
+        let pin = root.pin_export();
+        // The pin keeps the root's backing in place, so this address stays valid.
+        // SAFETY: `start <= end <= nbytes`, so `data_ptr() + start` lies within (or one past
+        // the end of) the current backing, non-null.
+        let ptr = unsafe { NonNull::new_unchecked(self.data_ptr().add(start)) };
+        let read_only = self.is_read_only();
+        // SAFETY: the bytes belong to the root's backing, valid for `end - start` bytes
+        // from `ptr` while `pin` (kept by the new backing) holds it in place; every access
+        // borrows through the root (see `borrow_root`).
+        let backing = unsafe { Backing::foreign(ptr, end - start, read_only, Box::new(pin)) };
+        Ok(Self::with_root(backing, Device::Cpu, Some(root)))
+    }
+
+    /// The storage whose borrow cell and version counter this one uses: itself, or for
+    /// a slice the storage it views.
+    #[inline]
+    pub(crate) fn borrow_root(&self) -> &Storage {
+        self.0.root.as_ref().unwrap_or(self)
+    }
+
+    /// True for a slice of another storage ([`slice_bytes`](Self::slice_bytes)).
+    pub fn is_slice(&self) -> bool {
+        self.0.root.is_some()
     }
 
     /// `nbytes` zeroed bytes from the default 64-byte-aligned CPU allocator.
@@ -442,12 +497,12 @@ impl Storage {
 
     /// The version counter shared by every view of this storage.
     pub fn version(&self) -> u64 {
-        self.0.version.load(Ordering::Relaxed)
+        self.borrow_root().0.version.load(Ordering::Relaxed)
     }
 
     /// Bumps the version counter (every in-place write does).
     pub fn bump_version(&self) {
-        self.0.version.fetch_add(1, Ordering::Relaxed);
+        self.borrow_root().0.version.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Pins the current backing for a raw export (a buffer, a DLPack capsule): until the
@@ -583,6 +638,41 @@ mod tests {
         let b = unsafe { std::slice::from_raw_parts(s.data_ptr(), 1000) };
         assert!(b.iter().all(|&x| x == 0));
         drop(g);
+    }
+
+    #[test]
+    fn slices_share_bytes_borrows_and_version_and_pin_the_root() {
+        let s = Storage::zeroed(16).unwrap();
+        let a = s.slice_bytes("test", 4, 12).unwrap();
+        let b = a.slice_bytes("test", 2, 6).unwrap();
+        assert_eq!((a.nbytes(), b.nbytes()), (8, 4));
+        assert_eq!(a.data_ptr() as usize, s.data_ptr() as usize + 4);
+        assert_eq!(b.data_ptr() as usize, s.data_ptr() as usize + 6);
+        assert!(a.is_slice() && b.is_slice() && !s.is_slice());
+        // A slice of a slice views the first storage, not the intermediate one.
+        assert!(b.borrow_root().same(&s));
+        // One borrow cell: a write borrow of the slice conflicts with a read of the root.
+        let g = borrow::acquire("test", &[(&s, false)]).unwrap();
+        let e = borrow::acquire("test", &[(&b, true)]).unwrap_err();
+        assert!(matches!(e, Error::Borrow { .. }), "{e}");
+        drop(g);
+        // Listed together, they are one storage: borrowed once, exclusively.
+        drop(borrow::acquire("test", &[(&s, false), (&a, true)]).unwrap());
+        let v = s.version();
+        b.bump_version();
+        assert_eq!((s.version(), a.version()), (v + 1, v + 1));
+        // The root's bytes cannot move while a slice views them.
+        let e = s
+            .replace_backing("share_memory_", |_| Ok(Backing::empty()))
+            .unwrap_err();
+        assert!(e.to_string().contains("exported"), "{e}");
+        drop((a, b));
+        assert_eq!(s.export_count(), 0);
+        for (lo, hi) in [(0, 17), (9, 8), (usize::MAX, usize::MAX)] {
+            let e = s.slice_bytes("storage[]", lo, hi).unwrap_err();
+            assert!(e.to_string().contains("out of bounds"), "{e}");
+        }
+        assert_eq!(s.slice_bytes("test", 16, 16).unwrap().nbytes(), 0);
     }
 
     #[test]

@@ -394,8 +394,17 @@ impl SharedSegment {
             )));
         }
         if kind == ShmKind::Memfd {
-            let seals = rustix::fs::fcntl_get_seals(&fd)
-                .map_err(|e| fail(os_err(op, "reading a memfd's seals", e)))?;
+            let seals = rustix::fs::fcntl_get_seals(&fd).map_err(|e| {
+                fail(if e == rustix::io::Errno::INVAL {
+                    // Only memfds (and other shmem files) have seals.
+                    Error::format(
+                        op,
+                        "the fd is not a memfd (a plain file or socket, which cannot be sealed against shrinking)",
+                    )
+                } else {
+                    os_err(op, "reading a memfd's seals", e)
+                })
+            })?;
             if !seals.contains(SealFlags::SHRINK) {
                 return Err(fail(Error::format(
                     op,
@@ -523,6 +532,8 @@ impl Storage {
             Owner::Foreign(f) => {
                 if f.is::<super::Exclusive>() {
                     None
+                } else if f.is::<super::ExportPin>() {
+                    Some("is a slice of another storage (share that storage before slicing it)")
                 } else if let Some(m) = f.downcast_ref::<Arc<super::FileMap>>() {
                     match m.mode() {
                         super::MapMode::CopyOnWrite => None,
