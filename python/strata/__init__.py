@@ -57,6 +57,7 @@ from ._strata import (
 from ._strata import cpu_level as cpu_level
 from ._strata import from_dlpack as from_dlpack
 from ._strata import from_file as from_file
+from ._strata import frombuffer as frombuffer
 from ._strata import where as where
 from ._strata import cat, concatenate, cumulative_sum, einsum, meshgrid, searchsorted, stack  # noqa: E402
 from ._strata import tensordot  # noqa: E402
@@ -77,7 +78,8 @@ def _with_requires_grad(fn):
     return make
 
 
-for _name in ("tensor", "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "rand", "randn"):
+for _name in ("tensor", "zeros", "ones", "empty", "full", "arange", "linspace", "eye", "rand", "randn",
+              "frombuffer"):
     globals()[_name] = _with_requires_grad(globals()[_name])
 
 from . import autograd  # noqa: E402  (needs the names above)
@@ -303,6 +305,7 @@ __all__ = [
     "save",
     "load",
     "from_file",
+    "frombuffer",
     "from_dlpack",
     "safetensors",
     "cuda",

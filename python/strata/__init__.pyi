@@ -1041,6 +1041,17 @@ def from_file(
 ) -> Tensor:
     """A 1-D tensor of ``size`` elements over the mapped file (``torch.from_file``)."""
 
+def frombuffer(
+    buffer: object,
+    *,
+    dtype: _DTypeLike,
+    count: builtins.int = -1,
+    offset: builtins.int = 0,
+    requires_grad: builtins.bool = False,
+) -> Tensor:
+    """A 1-D tensor over ``count`` elements (all when -1) of a buffer from byte ``offset``,
+    sharing its memory (``torch.frombuffer``; read-only when the buffer is)."""
+
 # --------------------------------------------------------------------------------------
 # Op functions: ``strata.op(input, ...)`` is ``input.op(...)`` (``input`` may be data,
 # which is turned into a tensor first).
@@ -1432,6 +1443,7 @@ __all__ = [
     "save",
     "load",
     "from_file",
+    "frombuffer",
     "from_dlpack",
     "safetensors",
     "cuda",

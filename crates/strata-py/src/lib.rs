@@ -45,6 +45,7 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(module::tensor, m)?)?;
     m.add_function(wrap_pyfunction!(module::as_tensor, m)?)?;
     m.add_function(wrap_pyfunction!(module::from_numpy, m)?)?;
+    m.add_function(wrap_pyfunction!(module::frombuffer, m)?)?;
     m.add_function(wrap_pyfunction!(module::zeros, m)?)?;
     m.add_function(wrap_pyfunction!(module::ones, m)?)?;
     m.add_function(wrap_pyfunction!(module::empty, m)?)?;

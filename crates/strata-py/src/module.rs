@@ -76,6 +76,79 @@ pub fn from_numpy(array: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
     crate::buffer::from_buffer(array).map(PyTensor::wrap)
 }
 
+/// `strata.frombuffer(buffer, *, dtype, count=-1, offset=0)`: a 1-D tensor over `count`
+/// elements of `dtype` (all when -1) of a buffer-protocol object from byte `offset`,
+/// sharing its memory (PyTorch's `torch.frombuffer`; read-only when the buffer is). The
+/// tensor's storage is exactly those bytes (a slice of the buffer's when it is a part).
+#[pyfunction]
+#[pyo3(signature = (buffer, *, dtype, count=-1, offset=0))]
+pub fn frombuffer(
+    buffer: &Bound<'_, PyAny>,
+    dtype: &Bound<'_, PyAny>,
+    count: i64,
+    offset: i64,
+) -> PyResult<PyTensor> {
+    let op = "frombuffer";
+    let value = |msg: String| err(ErrorKind::Value, op, msg);
+    let dt = opt_dtype(Some(dtype))?.unwrap_or(DType::F32);
+    // SAFETY: `PyObject_CheckBuffer` only inspects the object's type.
+    if unsafe { pyo3::ffi::PyObject_CheckBuffer(buffer.as_ptr()) } == 0 {
+        return Err(value(
+            "object does not implement Python buffer protocol.".to_string(),
+        ));
+    }
+    let src = crate::buffer::from_buffer(buffer)?;
+    if !src.is_contiguous() {
+        return Err(value("the buffer is not contiguous".to_string()));
+    }
+    let len = src.numel() * src.dtype().itemsize();
+    let k = dt.itemsize();
+    if len == 0 || count == 0 {
+        return Err(value(format!(
+            "both buffer length ({len}) and count ({count}) must not be 0"
+        )));
+    }
+    let off = usize::try_from(offset).ok().filter(|&o| o < len).ok_or_else(|| {
+        value(format!(
+            "offset ({offset} bytes) must be non-negative and no greater than buffer length ({len} bytes) minus 1"
+        ))
+    })?;
+    if count < 0 && (len - off) % k != 0 {
+        return Err(value(format!(
+            "buffer length ({} bytes) after offset ({offset} bytes) must be a multiple of element size ({k})",
+            len - off
+        )));
+    }
+    let n = if count < 0 {
+        (len - off) / k
+    } else {
+        count as usize
+    };
+    let nbytes = n
+        .checked_mul(k)
+        .filter(|&b| b <= len - off)
+        .ok_or_else(|| {
+            value(format!(
+                "requested buffer length ({n} * {k} bytes) after offset ({offset} bytes) must not be greater than actual buffer length ({len} bytes)"
+            ))
+        })?;
+    let start = src.byte_offset() + off;
+    let addr = src.storage().data_ptr() as usize + start;
+    if !addr.is_multiple_of(k) {
+        return Err(value(format!(
+            "the buffer's bytes from offset {offset} start at {addr:#x}, not aligned for {dt} ({k} bytes); strata's elements are aligned: pass an aligned offset, or copy the bytes first"
+        )));
+    }
+    let storage = if start == 0 && nbytes == src.storage().nbytes() {
+        src.storage().clone()
+    } else {
+        src.storage().slice_bytes(op, start, start + nbytes).py()?
+    };
+    Tensor::from_parts(storage, strata::Layout::contiguous(&[n]).py()?, dt)
+        .py()
+        .map(PyTensor::wrap)
+}
+
 /// `strata.as_tensor(data, dtype=None)`: shares memory when possible.
 #[pyfunction]
 #[pyo3(signature = (data, dtype=None))]
