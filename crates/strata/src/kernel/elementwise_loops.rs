@@ -100,6 +100,15 @@ fn flat<const M: usize>(
     Some((n, one))
 }
 
+/// The flat path's write check: `out` is writable. [`flat`] found it contiguous, so its
+/// elements are distinct and [`Tensor::check_write`]'s self-overlap test (a dim sort, a
+/// tenth of a small op's time) cannot fail.
+#[inline]
+fn flat_check_write(op: &'static str, out: &Tensor) -> Result<()> {
+    debug_assert!(out.is_contiguous());
+    out.storage().check_writable(op)
+}
+
 /// The flat path's overlap test, by address (whatever storages the bytes belong to): an
 /// input run (`x`, `xn` elements of `xi` bytes) may be read while the output run (`o`,
 /// `n` elements of `oi` bytes) is written when the two are disjoint, or when the input
@@ -576,7 +585,7 @@ where
     F: Map1<A, O>,
 {
     if let Some((n, [false])) = flat(out, O::DTYPE, [(a, A::DTYPE)]) {
-        out.check_write(op)?;
+        flat_check_write(op, out)?;
         let g = borrow_for(op, out, [a])?;
         // Pointers are read under the borrows (S3).
         let (o, x) = (first(out), first(a));
@@ -648,7 +657,7 @@ where
     if let Some((n, one @ ([false, _] | [_, false]))) =
         flat(out, O::DTYPE, [(a, A::DTYPE), (b, B::DTYPE)])
     {
-        out.check_write(op)?;
+        flat_check_write(op, out)?;
         let g = borrow_for(op, out, [a, b])?;
         // Pointers are read under the borrows (S3).
         let (o, x, y) = (first(out), first(a), first(b));
@@ -1327,7 +1336,7 @@ where
     F: Fn(f32) -> f32 + Sync,
 {
     if let Some((n, [false])) = flat(out, H::DTYPE, [(a, H::DTYPE)]) {
-        out.check_write(op)?;
+        flat_check_write(op, out)?;
         let g = borrow_for(op, out, [a])?;
         // Pointers are read under the borrows (S3).
         let (o, x) = (first(out), first(a));
@@ -1377,7 +1386,7 @@ where
     if let Some((n, one @ ([false, _] | [_, false]))) =
         flat(out, H::DTYPE, [(a, H::DTYPE), (b, H::DTYPE)])
     {
-        out.check_write(op)?;
+        flat_check_write(op, out)?;
         let g = borrow_for(op, out, [a, b])?;
         // Pointers are read under the borrows (S3).
         let (o, x, y) = (first(out), first(a), first(b));
