@@ -230,3 +230,34 @@ def test_integer_list_index_errors(key, exc, match):
     t = st.zeros(4, 4)
     with pytest.raises(exc, match=match):
         t[key]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "int32", "float16", "float32", "float64", "int64"])
+def test_small_fills_write_exactly_the_view(dtype):
+    # Small contiguous views are filled as one run (kernel/fill.rs), others through the
+    # loop planner: both against NumPy doing the same assignments.
+    value = True if dtype == "bool" else 3
+    for shape, key in [
+        ((4, 4), np.s_[1:3]),
+        ((4, 4), np.s_[2]),
+        ((4, 4), np.s_[2:3, 1:]),   # (1, 3): contiguous at an offset
+        ((4, 4), np.s_[:, 1:2]),    # (4, 1): strided
+        ((4, 4), np.s_[::2]),
+        ((2, 3, 4), np.s_[1, 1:, :]),
+        ((2, 3, 4), np.s_[:, 2:3, 1:3]),
+        ((7,), np.s_[3:3]),         # empty
+        ((5,), np.s_[-1:]),
+    ]:
+        ref = np.zeros(shape, dtype=dtype)
+        t = st.from_numpy(ref.copy())
+        ref[key] = value
+        t[key] = value
+        np.testing.assert_array_equal(np.asarray(t), ref, err_msg=f"{shape} {key}")
+    # A view with size-1 dims of arbitrary strides is still one run.
+    base = st.zeros(16, dtype=getattr(st, dtype))
+    v = base.as_strided((1, 3, 1), (7, 1, 5), 4)
+    assert v.is_contiguous()
+    v.fill_(value)
+    want = np.zeros(16, dtype=dtype)
+    want[4:7] = value
+    np.testing.assert_array_equal(np.asarray(base), want)

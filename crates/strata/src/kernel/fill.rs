@@ -17,6 +17,24 @@ use crate::with_dtype;
 pub(crate) fn fill(dst: &Tensor, value: Scalar) -> Result<()> {
     let _g = borrow::acquire("fill_", &[(dst.storage(), true)])?;
     dst.storage().bump_version();
+    // A small contiguous view (`t[1:3] = 0.0`) is one run from its first element: filled
+    // directly, without the loop planner, whose set-up was 40% of such a fill's time.
+    let n = dst.numel();
+    if n < PAR_MIN && dst.is_contiguous() {
+        with_dtype!(dst.dtype(), T => {
+            let v = value.to::<T>();
+            let o = dst.storage().data_ptr().wrapping_add(dst.byte_offset());
+            // SAFETY: a contiguous view's `n` elements are consecutive from its first one,
+            // inside its storage (L4), which is writable (the op layer checked) and
+            // exclusively borrowed (S4).
+            unsafe {
+                for k in 0..n {
+                    v.store(o.add(k * size_of::<T>()));
+                }
+            }
+        });
+        return Ok(());
+    }
     let lp = Loop::new(
         dst.shape(),
         [(
