@@ -14,16 +14,19 @@ use crate::convert::as_scalar;
 use crate::errors::IntoPy;
 use crate::tensor::{tensor_arg, PyTensor};
 
-/// An operand from Python: a tensor (or data turned into one) or a weak scalar.
-pub(crate) enum Arg {
+/// An operand from Python: a tensor (borrowed from its object, or data turned into one)
+/// or a weak scalar.
+pub(crate) enum Arg<'a> {
     T(Tensor),
+    R(&'a Tensor),
     S(Scalar),
 }
 
-impl Arg {
-    pub(crate) fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Arg> {
+impl<'a> Arg<'a> {
+    pub(crate) fn from_py(obj: &'a Bound<'_, PyAny>) -> PyResult<Arg<'a>> {
         if let Ok(t) = obj.cast::<PyTensor>() {
-            return Ok(Arg::T(t.get().inner.clone()));
+            // The object (frozen) outlives the call: no new handle needed.
+            return Ok(Arg::R(&t.get().inner));
         }
         match as_scalar(obj)? {
             Some(s) => Ok(Arg::S(s)),
@@ -35,6 +38,7 @@ impl Arg {
     pub(crate) fn shape(&self) -> &[usize] {
         match self {
             Arg::T(t) => t.shape(),
+            Arg::R(t) => t.shape(),
             Arg::S(_) => &[],
         }
     }
@@ -42,6 +46,7 @@ impl Arg {
     pub(crate) fn operand(&self) -> Operand<'_> {
         match self {
             Arg::T(t) => Operand::Tensor(t),
+            Arg::R(t) => Operand::Tensor(t),
             Arg::S(s) => Operand::Scalar(*s),
         }
     }
@@ -56,8 +61,10 @@ macro_rules! py_unary {
             $(
                 $(#[doc = $doc])*
                 pub(crate) fn $name(&self, py: Python<'_>) -> PyResult<PyTensor> {
-                    let t = self.inner.clone();
-                    wrap(nogil(py, t.numel(), move || t.$name()))
+                    // By reference, also without the GIL: the object (frozen) outlives the
+                    // call, and a new handle was an atomic count up and down per call.
+                    let t = &self.inner;
+                    wrap(nogil(py, t.numel(), || t.$name()))
                 }
             )*
         }
@@ -87,9 +94,9 @@ macro_rules! py_binary {
             $(
                 $(#[doc = $doc])*
                 pub(crate) fn $name(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-                    let a = self.inner.clone();
+                    let a = &self.inner;
                     let b = Arg::from_py(other)?;
-                    wrap(nogil(py, broadcast_numel(&[a.shape(), b.shape()]), move || a.$name(b.operand())))
+                    wrap(nogil(py, broadcast_numel(&[a.shape(), b.shape()]), || a.$name(b.operand())))
                 }
             )*
         }
@@ -133,16 +140,15 @@ fn reflected(
     name: &'static str,
     f: fn(&Tensor, &Tensor) -> strata::Result<Tensor>,
 ) -> PyResult<PyTensor> {
-    let b = this.clone();
+    let b = this;
     match Arg::from_py(other)? {
-        Arg::S(s) => wrap(nogil(py, b.numel(), move || {
-            strata::ops::scalar_lhs(name, s, &b)
+        Arg::S(s) => wrap(nogil(py, b.numel(), || strata::ops::scalar_lhs(name, s, b))),
+        Arg::T(a) => wrap(nogil(py, broadcast_numel(&[a.shape(), b.shape()]), || {
+            f(&a, b)
         })),
-        Arg::T(a) => wrap(nogil(
-            py,
-            broadcast_numel(&[a.shape(), b.shape()]),
-            move || f(&a, &b),
-        )),
+        Arg::R(a) => wrap(nogil(py, broadcast_numel(&[a.shape(), b.shape()]), || {
+            f(a, b)
+        })),
     }
 }
 

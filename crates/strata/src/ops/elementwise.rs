@@ -226,9 +226,16 @@ pub(crate) fn unary(kind: Unary, x: &Tensor, dest: Dest<'_>) -> Result<Tensor> {
 pub(crate) fn unary_raw(kind: Unary, x: &Tensor, dest: Dest<'_>) -> Result<Tensor> {
     let op = kind.name();
     let (cdt, odt) = unary_dtypes(kind, x.dtype())?;
-    let a = x.to_dtype(cdt)?;
+    // Most ops compute in the input's dtype: then the input itself, not a new handle.
+    let converted;
+    let a = if cdt == x.dtype() {
+        x
+    } else {
+        converted = x.to_dtype(cdt)?;
+        &converted
+    };
     let target = Target::new(op, dest, x.shape(), odt, &[x])?;
-    backend_unary(kind, target.out(), &a)?;
+    backend_unary(kind, target.out(), a)?;
     target.finish()
 }
 
