@@ -583,8 +583,9 @@ impl PyTensor {
     }
 
     fn contiguous(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.inner.clone();
-        crate::compute::nogil(py, t.numel(), move || t.contiguous())
+        // By reference, as the elementwise methods (see `elementwise.rs`).
+        let t = &self.inner;
+        crate::compute::nogil(py, t.numel(), || t.contiguous())
             .py()
             .map(PyTensor::wrap)
     }
