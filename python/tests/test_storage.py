@@ -72,8 +72,19 @@ def test_byte_indexing_matches_numpy():
         with pytest.raises(IndexError):
             u[bad] = 0
     for bad_value in (256, -1):
-        with pytest.raises(Exception, match="overflow"):
+        with pytest.raises(OverflowError, match=f"uint8_t without overflow: {bad_value}"):
             u[0] = bad_value
+        with pytest.raises(OverflowError, match="overflow"):
+            u[0:2] = bad_value
+    # Bytes are integers: a float is refused (PyTorch's text), never truncated.
+    for bad_value in (1.5, "1", None):
+        with pytest.raises(TypeError, match="can only set storage content with a int types, but got"):
+            u[0] = bad_value
+        with pytest.raises(TypeError, match="can only set storage content"):
+            u[0:2] = bad_value
+    u[1] = np.uint8(9)
+    u[2] = True
+    assert (u[1], u[2]) == (9, 1)
     with pytest.raises(NotImplementedError):
         del u[0]
 
@@ -116,8 +127,11 @@ def test_a_slice_pins_its_storage_and_cannot_be_shared_itself():
 def test_fill_copy_clone():
     u = st.UntypedStorage(6)
     assert u.fill_(9) is u and u.tolist() == [9] * 6
-    with pytest.raises(Exception, match="overflow"):
+    with pytest.raises(OverflowError, match="overflow"):
         u.fill_(1000)
+    with pytest.raises(TypeError, match="fill_ expects int, but got float"):
+        u.fill_(2.5)
+    assert u.tolist() == [9] * 6
     src = st.UntypedStorage([1, 2, 3, 4, 5, 6])
     assert u.copy_(src) is u and u.tolist() == [1, 2, 3, 4, 5, 6]
     with pytest.raises(ValueError, match="size mismatch"):

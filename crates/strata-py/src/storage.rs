@@ -13,7 +13,7 @@ use strata::{DType, ErrorKind, Layout, Storage, Tensor};
 
 use crate::dtype::opt_dtype;
 use crate::errors::{err, IntoPy};
-use crate::tensor::{scalar_arg, to_list, PyTensor};
+use crate::tensor::{to_list, PyTensor};
 
 /// The bytes behind tensors (PyTorch's `UntypedStorage`).
 #[pyclass(name = "UntypedStorage", module = "strata", frozen)]
@@ -92,6 +92,35 @@ impl PyUntypedStorage {
         let start = ind.start.clamp(0, n as isize) as usize;
         Ok((start, start + ind.slicelength))
     }
+}
+
+/// A byte value for `fill_` or item assignment: an int (or an object with `__index__`)
+/// from 0 to 255. PyTorch refuses non-integers with `what`; where it wraps an integer out
+/// of range, strata refuses it (no silent change of the value).
+fn byte_arg(op: &'static str, value: &Bound<'_, PyAny>, what: &str) -> PyResult<u8> {
+    if value.is_instance_of::<pyo3::types::PyFloat>()
+        || value.hasattr("__index__").ok() != Some(true)
+    {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "{what}, but got {}",
+            value
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        )));
+    }
+    if let Ok(b) = value.cast::<pyo3::types::PyBool>() {
+        return Ok(u8::from(b.is_true()));
+    }
+    let v = crate::convert::index_arg(value)?;
+    u8::try_from(v).map_err(|_| {
+        err(
+            ErrorKind::Overflow,
+            op,
+            format!("value cannot be converted to type uint8_t without overflow: {v}"),
+        )
+    })
 }
 
 /// A storage argument: an `UntypedStorage`, or a `TypedStorage` (its untyped bytes).
@@ -261,7 +290,11 @@ impl PyUntypedStorage {
 
     /// Writes the byte `value` at `key` (an int), or at every byte of `key` (a slice).
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let v = scalar_arg("UntypedStorage", value)?;
+        let v = byte_arg(
+            "UntypedStorage",
+            value,
+            "can only set storage content with a int types",
+        )?;
         if let Ok(sl) = key.cast::<PySlice>() {
             let (start, stop) = self.range(sl)?;
             let t = self.bytes()?;
@@ -277,7 +310,7 @@ impl PyUntypedStorage {
 
     /// Sets every byte to `value` (0–255); returns the storage.
     fn fill_<'py>(slf: Bound<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
-        let v = scalar_arg("fill_", value)?;
+        let v = byte_arg("fill_", value, "fill_ expects int")?;
         slf.get().bytes()?.fill_(v).py()?;
         Ok(slf)
     }
