@@ -450,3 +450,43 @@ def test_handle_from_an_exited_process_is_stale():
     assert r.returncode == 0, r.stderr
     with pytest.raises(st.ResourceError, match="shm_open"):
         st.UntypedStorage.from_shared_filename(r.stdout.strip())
+
+
+_MP_CHILD = textwrap.dedent(
+    """
+    import warnings
+    warnings.simplefilter("ignore")
+    import strata as st
+    import strata.multiprocessing as mp
+
+    def worker(q, done):
+        u = q.get()
+        s = q.get()
+        u[0] = 7        # a byte of the parent's first element
+        s[1] = 2.5      # the parent's second element
+        done.put((u.nbytes(), type(s).__name__, str(s.dtype)))
+
+    if __name__ == "__main__":
+        ctx = mp.get_context("spawn")
+        t = st.zeros(4)
+        q, done = ctx.Queue(), ctx.Queue()
+        p = ctx.Process(target=worker, args=(q, done))
+        p.start()
+        q.put(t.untyped_storage())
+        q.put(t.storage())
+        print(done.get(timeout=60))
+        p.join(60)
+        print(t.untyped_storage()[0], t[1].item(), t.is_shared())
+    """
+)
+
+
+def test_storages_travel_through_multiprocessing_as_shared_memory(tmp_path):
+    # A storage pickles as the byte tensor over it, which strata.multiprocessing sends as
+    # a handle: the child's writes reach the parent (plain pickle copies, tested above).
+    script = tmp_path / "mp_storage.py"
+    script.write_text(_MP_CHILD)
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.strip().splitlines()
+    assert lines == ["(16, 'TypedStorage', 'strata.float32')", "7 2.5 True"], r.stdout
