@@ -490,3 +490,22 @@ def test_storages_travel_through_multiprocessing_as_shared_memory(tmp_path):
     assert r.returncode == 0, r.stderr
     lines = r.stdout.strip().splitlines()
     assert lines == ["(16, 'TypedStorage', 'strata.float32')", "7 2.5 True"], r.stdout
+
+
+def test_remaining_bad_inputs_are_clear_errors(tmp_path, quiet):
+    with pytest.raises(TypeError, match="at most one positional argument"):
+        st.TypedStorage(1, 2)
+    with pytest.raises(TypeError, match="no positional arguments"):
+        st.TypedStorage(3, wrap_storage=st.UntypedStorage(4))
+    with pytest.raises(ValueError, match="device=cuda but the storage is on cpu"):
+        st.TypedStorage(wrap_storage=st.UntypedStorage(4), device="cuda")
+    with pytest.raises(ValueError, match="flat sequence"):
+        st.TypedStorage([[1, 2]])
+    with pytest.raises(OSError):
+        st.UntypedStorage.from_file(str(tmp_path / "missing.bin"), False, 4)
+    with pytest.raises(TypeError, match="expected a storage"):
+        st.UntypedStorage(4).copy_(st.zeros(4))
+    # A typed storage over bytes that are not a whole number of elements: the whole ones.
+    odd = st.TypedStorage(wrap_storage=st.UntypedStorage(10), dtype=st.int32)
+    assert (odd.size(), len(odd.tolist())) == (2, 2)
+    assert st.Tensor(st.UntypedStorage(10)).shape == (2,)

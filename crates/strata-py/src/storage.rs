@@ -382,14 +382,7 @@ impl PyUntypedStorage {
     #[pyo3(signature = (dtype=None))]
     fn tolist(&self, py: Python<'_>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         let dt = opt_dtype(dtype)?.unwrap_or(DType::U8);
-        let n = self.storage.nbytes() / dt.itemsize();
-        let t = Tensor::from_parts(
-            Storage::clone(&self.storage),
-            Layout::contiguous(&[n]).py()?,
-            dt,
-        )
-        .py()?;
-        to_list(py, &t)
+        to_list(py, &self.as_tensor(dt)?)
     }
 
     /// The whole storage as a 1-D tensor of `dtype` (for `TypedStorage`).
@@ -489,8 +482,9 @@ impl PyUntypedStorage {
                 format!("bad fd {fd}"),
             ));
         }
-        // SAFETY: the fd is only duplicated (fcntl F_DUPFD_CLOEXEC), which fails cleanly
-        // (EBADF) for a number that is not an open descriptor; it is never closed here.
+        // SAFETY: the caller names an fd it holds open for this call (as PyTorch's
+        // `_new_shared_fd_cpu` requires); strata only duplicates it (F_DUPFD_CLOEXEC, which
+        // fails with EBADF for a number that is not open) and never closes it.
         let fd = unsafe { BorrowedFd::borrow_raw(fd) };
         Ok(Self::wrap(Storage::from_fd_handle(fd, nbytes).py()?))
     }
