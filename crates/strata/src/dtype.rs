@@ -115,6 +115,26 @@ impl DType {
         }
     }
 
+    /// PyTorch's C++ name of the element type, used in some of its error texts ("Could
+    /// not set tensor of type long int to a tensor of type float").
+    pub const fn c_name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::U8 => "unsigned char",
+            DType::I8 => "signed char",
+            DType::I16 => "short int",
+            DType::U16 => "unsigned short",
+            DType::I32 => "int",
+            DType::U32 => "unsigned int",
+            DType::I64 => "long int",
+            DType::U64 => "unsigned long",
+            DType::F16 => "c10::Half",
+            DType::BF16 => "c10::BFloat16",
+            DType::F32 => "float",
+            DType::F64 => "double",
+        }
+    }
+
     /// The dtype's category.
     pub const fn kind(self) -> DTypeKind {
         match self {

@@ -6,6 +6,7 @@ mod display;
 mod index;
 mod operators;
 mod scalar;
+mod set;
 mod views;
 
 use std::fmt;
