@@ -305,6 +305,20 @@ class Tensor:
     def untyped_storage(self) -> UntypedStorage: ...
     def storage(self) -> TypedStorage:
         """The storage typed as the tensor's dtype (deprecated in PyTorch; warns once)."""
+    @overload
+    def set_(self) -> Self: ...
+    @overload
+    def set_(self, source: UntypedStorage | TypedStorage | Tensor) -> Self: ...
+    @overload
+    def set_(
+        self,
+        source: UntypedStorage | TypedStorage | Tensor,
+        storage_offset: builtins.int,
+        size: Sequence[builtins.int],
+        stride: Sequence[builtins.int] | None = None,
+    ) -> Self:
+        """Makes this object show another view (every reference to it sees the new one;
+        views made from it before keep theirs); a storage is never grown to fit."""
     @property
     def layout(self) -> layout:
         """Always ``strata.strided`` (PyTorch's ``tensor.layout``)."""

@@ -181,7 +181,7 @@ impl PyTensor {
             Some(d) if !d.is_none() => int_or_list(d)?,
             _ => Vec::new(),
         };
-        let t = self.inner.clone();
+        let t = self.inner().clone();
         wrap(nogil(py, t.numel(), move || t.roll(&s, &d)))
     }
 
@@ -189,7 +189,7 @@ impl PyTensor {
     #[pyo3(signature = (*sizes))]
     fn repeat(&self, py: Python<'_>, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
         let s = shape_args(sizes)?;
-        let t = self.inner.clone();
+        let t = self.inner().clone();
         let work = t
             .numel()
             .saturating_mul(s.iter().map(|&r| r.max(0) as usize).product());
@@ -200,7 +200,7 @@ impl PyTensor {
     #[pyo3(signature = (*dims))]
     fn tile(&self, py: Python<'_>, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
         let s = shape_args(dims)?;
-        let t = self.inner.clone();
+        let t = self.inner().clone();
         let work = t
             .numel()
             .saturating_mul(s.iter().map(|&r| r.max(0) as usize).product());
@@ -210,14 +210,14 @@ impl PyTensor {
     /// `tril(diagonal=0)`: the lower triangle of the last two dims.
     #[pyo3(signature = (diagonal=0))]
     fn tril(&self, py: Python<'_>, diagonal: i64) -> PyResult<PyTensor> {
-        let t = self.inner.clone();
+        let t = self.inner().clone();
         wrap(nogil(py, t.numel(), move || t.tril(diagonal)))
     }
 
     /// `triu(diagonal=0)`: the upper triangle of the last two dims.
     #[pyo3(signature = (diagonal=0))]
     fn triu(&self, py: Python<'_>, diagonal: i64) -> PyResult<PyTensor> {
-        let t = self.inner.clone();
+        let t = self.inner().clone();
         wrap(nogil(py, t.numel(), move || t.triu(diagonal)))
     }
 
@@ -242,7 +242,7 @@ impl PyTensor {
             }
         };
         let (p, a) = (opt(prepend)?, opt(append)?);
-        wrap(self.inner.diff(n as usize, dim, p.as_ref(), a.as_ref()))
+        wrap(self.inner().diff(n as usize, dim, p.as_ref(), a.as_ref()))
     }
 
     /// `scatter(dim, index, src)` / `scatter(dim, index, value=v)`: a copy with
@@ -258,7 +258,7 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let ix = tensor_arg(index)?;
         let add = check_reduce(reduce)?;
-        let t = &self.inner;
+        let t = self.inner();
         let r = match scatter_src(src, value)? {
             Src::Tensor(s) if add => t.scatter_add(dim, &ix, &s),
             Src::Tensor(s) => t.scatter(dim, &ix, &s),
@@ -283,7 +283,7 @@ impl PyTensor {
     ) -> PyResult<PyRef<'py, Self>> {
         let ix = tensor_arg(index)?;
         let add = check_reduce(reduce)?;
-        let t = slf.inner.clone();
+        let t = slf.inner().clone();
         let r = match scatter_src(src, value)? {
             Src::Tensor(s) if add => t.scatter_add_(dim, &ix, &s).map(|_| ()),
             Src::Tensor(s) => t.scatter_(dim, &ix, &s).map(|_| ()),
@@ -292,7 +292,7 @@ impl PyTensor {
             Src::Value(v) => t.scatter_value_(dim, &ix, v).map(|_| ()),
         };
         // An op that made `t` require grad made it on the clone.
-        slf.inner.adopt_autograd(&t);
+        slf.inner().adopt_autograd(&t);
         r.py()?;
         Ok(slf)
     }
@@ -305,7 +305,7 @@ impl PyTensor {
         src: &Bound<'_, PyAny>,
     ) -> PyResult<PyTensor> {
         let (ix, s) = (tensor_arg(index)?, tensor_arg(src)?);
-        wrap(self.inner.scatter_add(dim, &ix, &s))
+        wrap(self.inner().scatter_add(dim, &ix, &s))
     }
 
     /// `scatter_add_(dim, index, src)`, in place.
@@ -316,9 +316,9 @@ impl PyTensor {
         src: &Bound<'py, PyAny>,
     ) -> PyResult<PyRef<'py, Self>> {
         let (ix, s) = (tensor_arg(index)?, tensor_arg(src)?);
-        let t = slf.inner.clone();
+        let t = slf.inner().clone();
         let r = t.scatter_add_(dim, &ix, &s).map(|_| ());
-        slf.inner.adopt_autograd(&t);
+        slf.inner().adopt_autograd(&t);
         r.py()?;
         Ok(slf)
     }
@@ -327,12 +327,12 @@ impl PyTensor {
     #[pyo3(signature = (indices, dim=None))]
     fn take_along_dim(&self, indices: &Bound<'_, PyAny>, dim: Option<i64>) -> PyResult<PyTensor> {
         let ix = tensor_arg(indices)?;
-        wrap(self.inner.take_along_dim(&ix, dim))
+        wrap(self.inner().take_along_dim(&ix, dim))
     }
 
     /// `argwhere()`: the coordinates of the non-zero elements, `(n, ndim)` int64.
     fn argwhere(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.inner.clone();
+        let t = self.inner().clone();
         wrap(nogil(py, t.numel(), move || t.argwhere()))
     }
 }

@@ -107,7 +107,7 @@ fn py_hook(f: Py<PyAny>) -> Hook {
                 return Ok(None);
             }
             match r.bind(py).cast::<PyTensor>() {
-                Ok(t) => Ok(Some(t.get().inner.clone())),
+                Ok(t) => Ok(Some(t.get().inner().clone())),
                 Err(_) => Err(stash(PyTypeError::new_err(
                     "a tensor hook must return None or a Tensor",
                 ))),
@@ -142,7 +142,7 @@ fn opt_tensor(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Tensor>> {
 
 fn tensors(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Tensor>> {
     if let Ok(t) = obj.cast::<PyTensor>() {
-        return Ok(vec![t.get().inner.clone()]);
+        return Ok(vec![t.get().inner().clone()]);
     }
     obj.try_iter()?
         .map(|o| crate::tensor::tensor_arg(&o?))
@@ -154,79 +154,79 @@ impl PyTensor {
     /// Whether gradients flow to this tensor.
     #[getter]
     fn get_requires_grad(&self) -> bool {
-        self.inner.requires_grad()
+        self.inner().requires_grad()
     }
 
     #[setter]
     fn set_requires_grad(&self, value: bool) -> PyResult<()> {
-        self.inner.requires_grad_(value).py().map(|_| ())
+        self.inner().requires_grad_(value).py().map(|_| ())
     }
 
     /// Marks this leaf as requiring grad (or not); returns it.
     #[pyo3(signature = (requires_grad=true))]
     fn requires_grad_(slf: PyRef<'_, Self>, requires_grad: bool) -> PyResult<PyRef<'_, Self>> {
-        slf.inner.requires_grad_(requires_grad).py()?;
+        slf.inner().requires_grad_(requires_grad).py()?;
         Ok(slf)
     }
 
     /// The gradient accumulated by backward passes.
     #[getter]
     fn get_grad(&self) -> Option<PyTensor> {
-        self.inner.grad().map(PyTensor::wrap)
+        self.inner().grad().map(PyTensor::wrap)
     }
 
     #[setter]
     fn set_grad(&self, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let g = opt_tensor(value)?;
-        self.inner.set_grad(g).py()
+        self.inner().set_grad(g).py()
     }
 
     /// The node that made this tensor (`None` for a leaf).
     #[getter]
     fn grad_fn(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        node_obj(py, self.inner.grad_fn())
+        node_obj(py, self.inner().grad_fn())
     }
 
     /// Whether this tensor is a leaf of the graph.
     #[getter]
     fn is_leaf(&self) -> bool {
-        self.inner.is_leaf()
+        self.inner().is_leaf()
     }
 
     /// Which output of `grad_fn` this tensor is.
     #[getter]
     fn output_nr(&self) -> usize {
-        self.inner.output_nr()
+        self.inner().output_nr()
     }
 
     /// Whether `retain_grad()` was called on this non-leaf.
     #[getter]
     fn retains_grad(&self) -> bool {
-        self.inner.retains_grad()
+        self.inner().retains_grad()
     }
 
     /// Keeps this non-leaf's gradient in `.grad` during backward.
     fn retain_grad(&self) -> PyResult<()> {
-        self.inner.retain_grad().py()
+        self.inner().retain_grad().py()
     }
 
     /// The same view without history (shares the storage and the version counter).
     fn detach(&self) -> PyTensor {
-        PyTensor::wrap(self.inner.detach())
+        PyTensor::wrap(self.inner().detach())
     }
 
     /// Detaches in place: a leaf that does not require grad.
     fn detach_(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
-        slf.inner.detach_().py()?;
+        slf.inner().detach_().py()?;
         Ok(slf)
     }
 
     /// Registers `hook(grad)`, run with this tensor's gradient during backward; it may
     /// return a replacement. Returns a handle with `remove()`.
     fn register_hook(&self, hook: Py<PyAny>) -> PyResult<PyHookHandle> {
-        let id = self.inner.register_hook(py_hook(hook)).py()?;
+        let id = self.inner().register_hook(py_hook(hook)).py()?;
         Ok(PyHookHandle {
-            tensor: self.inner.clone(),
+            tensor: self.inner().clone(),
             id,
         })
     }
@@ -247,7 +247,7 @@ impl PyTensor {
             // Accumulate only into `inputs`: their gradients, added to `.grad`.
             let ins = tensors(inputs)?;
             let got = engine_result(autograd::grad(
-                std::slice::from_ref(&self.inner),
+                std::slice::from_ref(self.inner()),
                 &ins,
                 &[g],
                 Some(retain),
@@ -265,7 +265,7 @@ impl PyTensor {
             }
             return Ok(());
         }
-        engine_result(self.inner.backward(g.as_ref(), retain, create_graph))
+        engine_result(self.inner().backward(g.as_ref(), retain, create_graph))
     }
 }
 
@@ -288,7 +288,7 @@ fn grad(
         Some(g) if g.is_none() => Vec::new(),
         Some(g) => {
             if let Ok(t) = g.cast::<PyTensor>() {
-                vec![Some(t.get().inner.clone())]
+                vec![Some(t.get().inner().clone())]
             } else {
                 g.try_iter()?
                     .map(|o| opt_tensor(Some(&o?)))
@@ -392,7 +392,7 @@ fn record_function(
 #[pyfunction]
 #[pyo3(name = "_take_history")]
 fn take_history(dirty: &PyTensor, recorded: &PyTensor) -> PyResult<()> {
-    dirty.inner.take_history_of(&recorded.inner).py()
+    dirty.inner().take_history_of(recorded.inner()).py()
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -85,7 +85,7 @@ pub unsafe fn get_buffer(
     if view.is_null() {
         return Err(PyBufferError::new_err("NULL view in getbuffer"));
     }
-    let t = &slf.get().inner;
+    let t = slf.get().inner();
     t.check_host("__getbuffer__").py()?;
     let fmt = format_of(t.dtype()).ok_or_else(|| {
         PyBufferError::new_err(
@@ -557,7 +557,7 @@ pub(crate) unsafe fn wrap_foreign(
 
 /// `tensor.numpy()`: a NumPy array sharing memory (through the buffer protocol).
 pub fn to_numpy<'py>(slf: &Bound<'py, PyTensor>) -> PyResult<Bound<'py, PyAny>> {
-    let t = &slf.get().inner;
+    let t = slf.get().inner();
     if let strata::Device::Cuda(_) = t.device() {
         return Err(pyo3::exceptions::PyTypeError::new_err(format!(
             "can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.",

@@ -21,7 +21,7 @@ impl PyTensor {
         dim: i64,
         dtype: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
-        let (t, dt) = (self.inner.clone(), opt_dtype(dtype)?);
+        let (t, dt) = (self.inner().clone(), opt_dtype(dtype)?);
         wrap(nogil(py, t.numel(), move || t.softmax(dim, dt)))
     }
 
@@ -33,7 +33,7 @@ impl PyTensor {
         dim: i64,
         dtype: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
-        let (t, dt) = (self.inner.clone(), opt_dtype(dtype)?);
+        let (t, dt) = (self.inner().clone(), opt_dtype(dtype)?);
         wrap(nogil(py, t.numel(), move || t.log_softmax(dim, dt)))
     }
 
@@ -47,7 +47,7 @@ impl PyTensor {
         atol: f64,
         equal_nan: bool,
     ) -> PyResult<PyTensor> {
-        let (a, b) = (self.inner.clone(), tensor_arg(other)?);
+        let (a, b) = (self.inner().clone(), tensor_arg(other)?);
         let work = a.numel().max(b.numel());
         wrap(nogil(py, work, move || {
             a.isclose(&b, rtol, atol, equal_nan)
@@ -64,7 +64,7 @@ impl PyTensor {
         atol: f64,
         equal_nan: bool,
     ) -> PyResult<bool> {
-        let (a, b) = (self.inner.clone(), tensor_arg(other)?);
+        let (a, b) = (self.inner().clone(), tensor_arg(other)?);
         let work = a.numel().max(b.numel());
         nogil(py, work, move || a.allclose(&b, rtol, atol, equal_nan)).py()
     }
@@ -74,7 +74,7 @@ impl PyTensor {
     #[pyo3(signature = (other, dim=None))]
     fn cross(&self, other: &Bound<'_, PyAny>, dim: Option<i64>) -> PyResult<PyTensor> {
         let b = tensor_arg(other)?;
-        wrap(self.inner.cross(&b, dim))
+        wrap(self.inner().cross(&b, dim))
     }
 }
 

@@ -82,37 +82,37 @@ impl PyTensor {
 
     fn __rmatmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let a = tensor_arg(other)?;
-        let b = self.inner.clone();
+        let b = self.inner().clone();
         wrap(nogil(py, matmul_work(&a, &b), move || a.matmul(&b)))
     }
 
     fn matmul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        let (a, b) = (self.inner.clone(), tensor_arg(other)?);
+        let (a, b) = (self.inner().clone(), tensor_arg(other)?);
         wrap(nogil(py, matmul_work(&a, &b), move || a.matmul(&b)))
     }
 
     fn mm(&self, py: Python<'_>, mat2: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        let (a, b) = (self.inner.clone(), tensor_arg(mat2)?);
+        let (a, b) = (self.inner().clone(), tensor_arg(mat2)?);
         wrap(nogil(py, matmul_work(&a, &b), move || a.mm(&b)))
     }
 
     fn mv(&self, py: Python<'_>, vec: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        let (a, b) = (self.inner.clone(), tensor_arg(vec)?);
+        let (a, b) = (self.inner().clone(), tensor_arg(vec)?);
         wrap(nogil(py, matmul_work(&a, &b), move || a.mv(&b)))
     }
 
     fn bmm(&self, py: Python<'_>, mat2: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        let (a, b) = (self.inner.clone(), tensor_arg(mat2)?);
+        let (a, b) = (self.inner().clone(), tensor_arg(mat2)?);
         wrap(nogil(py, matmul_work(&a, &b), move || a.bmm(&b)))
     }
 
     fn dot(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        let (a, b) = (self.inner.clone(), tensor_arg(other)?);
+        let (a, b) = (self.inner().clone(), tensor_arg(other)?);
         wrap(nogil(py, matmul_work(&a, &b), move || a.dot(&b)))
     }
 
     fn outer(&self, py: Python<'_>, vec2: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        let (a, b) = (self.inner.clone(), tensor_arg(vec2)?);
+        let (a, b) = (self.inner().clone(), tensor_arg(vec2)?);
         wrap(nogil(py, matmul_work(&a, &b), move || a.outer(&b)))
     }
 
@@ -125,7 +125,7 @@ impl PyTensor {
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
     ) -> PyResult<PyTensor> {
-        let (t, d) = (self.inner.clone(), dims_arg(dim)?);
+        let (t, d) = (self.inner().clone(), dims_arg(dim)?);
         wrap(nogil(py, t.numel(), move || t.sum(&d, keepdim)))
     }
 
@@ -136,7 +136,7 @@ impl PyTensor {
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
     ) -> PyResult<PyTensor> {
-        let (t, d) = (self.inner.clone(), dims_arg(dim)?);
+        let (t, d) = (self.inner().clone(), dims_arg(dim)?);
         wrap(nogil(py, t.numel(), move || t.prod(&d, keepdim)))
     }
 
@@ -147,7 +147,7 @@ impl PyTensor {
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
     ) -> PyResult<PyTensor> {
-        let (t, d) = (self.inner.clone(), dims_arg(dim)?);
+        let (t, d) = (self.inner().clone(), dims_arg(dim)?);
         wrap(nogil(py, t.numel(), move || t.mean(&d, keepdim)))
     }
 
@@ -158,7 +158,7 @@ impl PyTensor {
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
     ) -> PyResult<PyTensor> {
-        let (t, d) = (self.inner.clone(), dims_arg(dim)?);
+        let (t, d) = (self.inner().clone(), dims_arg(dim)?);
         wrap(nogil(py, t.numel(), move || t.amax(&d, keepdim)))
     }
 
@@ -169,7 +169,7 @@ impl PyTensor {
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
     ) -> PyResult<PyTensor> {
-        let (t, d) = (self.inner.clone(), dims_arg(dim)?);
+        let (t, d) = (self.inner().clone(), dims_arg(dim)?);
         wrap(nogil(py, t.numel(), move || t.amin(&d, keepdim)))
     }
 
@@ -197,13 +197,13 @@ impl PyTensor {
 
     #[pyo3(signature = (dim=None, keepdim=false))]
     fn argmax(&self, py: Python<'_>, dim: Option<i64>, keepdim: bool) -> PyResult<PyTensor> {
-        let t = self.inner.clone();
+        let t = self.inner().clone();
         wrap(nogil(py, t.numel(), move || t.argmax(dim, keepdim)))
     }
 
     #[pyo3(signature = (dim=None, keepdim=false))]
     fn argmin(&self, py: Python<'_>, dim: Option<i64>, keepdim: bool) -> PyResult<PyTensor> {
-        let t = self.inner.clone();
+        let t = self.inner().clone();
         wrap(nogil(py, t.numel(), move || t.argmin(dim, keepdim)))
     }
 
@@ -214,7 +214,7 @@ impl PyTensor {
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
     ) -> PyResult<PyTensor> {
-        let (t, d) = (self.inner.clone(), dims_arg(dim)?);
+        let (t, d) = (self.inner().clone(), dims_arg(dim)?);
         wrap(nogil(py, t.numel(), move || t.all(&d, keepdim)))
     }
 
@@ -225,7 +225,7 @@ impl PyTensor {
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
     ) -> PyResult<PyTensor> {
-        let (t, d) = (self.inner.clone(), dims_arg(dim)?);
+        let (t, d) = (self.inner().clone(), dims_arg(dim)?);
         wrap(nogil(py, t.numel(), move || t.any(&d, keepdim)))
     }
 
@@ -238,7 +238,7 @@ impl PyTensor {
         keepdim: bool,
         unbiased: Option<bool>,
     ) -> PyResult<PyTensor> {
-        let (t, d) = (self.inner.clone(), dims_arg(dim)?);
+        let (t, d) = (self.inner().clone(), dims_arg(dim)?);
         let c = correction.unwrap_or(if unbiased == Some(false) { 0.0 } else { 1.0 });
         wrap(nogil(py, t.numel(), move || {
             t.var_correction(&d, c, keepdim)
@@ -254,7 +254,7 @@ impl PyTensor {
         keepdim: bool,
         unbiased: Option<bool>,
     ) -> PyResult<PyTensor> {
-        let (t, d) = (self.inner.clone(), dims_arg(dim)?);
+        let (t, d) = (self.inner().clone(), dims_arg(dim)?);
         let c = correction.unwrap_or(if unbiased == Some(false) { 0.0 } else { 1.0 });
         wrap(nogil(py, t.numel(), move || {
             t.std_correction(&d, c, keepdim)
@@ -268,17 +268,17 @@ impl PyTensor {
         dim: &Bound<'_, PyAny>,
         keepdim: bool,
     ) -> PyResult<PyTensor> {
-        let (t, d) = (self.inner.clone(), int_list(dim)?);
+        let (t, d) = (self.inner().clone(), int_list(dim)?);
         wrap(nogil(py, t.numel(), move || t.logsumexp(&d, keepdim)))
     }
 
     fn cumsum(&self, py: Python<'_>, dim: i64) -> PyResult<PyTensor> {
-        let t = self.inner.clone();
+        let t = self.inner().clone();
         wrap(nogil(py, t.numel(), move || t.cumsum(dim)))
     }
 
     fn cumprod(&self, py: Python<'_>, dim: i64) -> PyResult<PyTensor> {
-        let t = self.inner.clone();
+        let t = self.inner().clone();
         wrap(nogil(py, t.numel(), move || t.cumprod(dim)))
     }
 
@@ -301,7 +301,7 @@ impl PyTensor {
 
     #[getter]
     fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        buffer::array_interface(py, &self.inner)
+        buffer::array_interface(py, self.inner())
     }
 
     /// A NumPy array sharing this tensor's memory.
@@ -318,7 +318,7 @@ impl PyTensor {
         keepdim: bool,
         is_max: bool,
     ) -> PyResult<Py<PyAny>> {
-        let t = self.inner.clone();
+        let t = self.inner().clone();
         match dim {
             None => {
                 let r = nogil(

@@ -152,7 +152,7 @@ pub fn int_list(obj: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
         return Ok(vec![index_arg(obj)?]);
     }
     if let Ok(t) = obj.cast::<crate::tensor::PyTensor>() {
-        let t = &t.get().inner;
+        let t = t.get().inner();
         if !(t.dtype().is_int()) || t.ndim() > 1 {
             return Err(err(
                 ErrorKind::DType,
@@ -255,11 +255,11 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, out: &mut Nested) -> PyResult<()> 
     }
     if obj.extract::<PyRef<'_, crate::tensor::PyTensor>>().is_ok() {
         let t = obj.extract::<PyRef<'_, crate::tensor::PyTensor>>()?;
-        if t.inner.numel() == 1 && t.inner.ndim() == 0 {
-            out.values.push(t.inner.item().py()?);
+        if t.inner().numel() == 1 && t.inner().ndim() == 0 {
+            out.values.push(t.inner().item().py()?);
             return Ok(());
         }
-        let list = crate::tensor::to_list(obj.py(), &t.inner)?;
+        let list = crate::tensor::to_list(obj.py(), t.inner())?;
         return walk(&list.into_bound(obj.py()), depth, out);
     }
     // A NumPy array inside a list (`[np.array([1, 2]), …]`): its elements.

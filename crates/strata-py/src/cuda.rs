@@ -242,7 +242,7 @@ impl PyEvent {
 /// `(handle, device, offset, nbytes)` of a CUDA tensor's storage, for another process.
 #[pyfunction]
 fn _cuda_ipc_export<'py>(py: Python<'py>, t: &PyTensor) -> PyResult<Bound<'py, PyTuple>> {
-    let h = cuda::ipc_handle(&t.inner).py()?;
+    let h = cuda::ipc_handle(t.inner()).py()?;
     PyTuple::new(
         py,
         [
@@ -301,7 +301,7 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let d = Device::Cuda(dev(device)?.unwrap_or(0));
         d.check_available("cuda").py()?;
-        let t = self.inner.clone();
+        let t = self.inner().clone();
         py.detach(|| t.to_device_with(d, non_blocking))
             .py()
             .map(PyTensor::wrap)
@@ -309,22 +309,22 @@ impl PyTensor {
 
     #[getter]
     fn is_cuda(&self) -> bool {
-        matches!(self.inner.device(), Device::Cuda(_))
+        matches!(self.inner().device(), Device::Cuda(_))
     }
 
     /// A copy in pinned (page-locked) host memory; itself when already pinned.
     fn pin_memory(&self) -> PyResult<PyTensor> {
-        self.inner.pin_memory().py().map(PyTensor::wrap)
+        self.inner().pin_memory().py().map(PyTensor::wrap)
     }
 
     fn is_pinned(&self) -> bool {
-        self.inner.is_pinned()
+        self.inner().is_pinned()
     }
 
     /// The CUDA array interface (version 3) of a CUDA tensor, for CuPy and Numba.
     #[getter]
     fn __cuda_array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let t = &self.inner;
+        let t = self.inner();
         let Device::Cuda(n) = t.device() else {
             return Err(pyo3::exceptions::PyAttributeError::new_err(
                 "Can't get __cuda_array_interface__ on non-CUDA tensor type: strata.Tensor If CUDA data is required use tensor.cuda() to copy tensor to device memory.",

@@ -115,10 +115,10 @@ impl PyTensor {
             })?),
             _ => None,
         };
-        match self.inner.device() {
+        match self.inner().device() {
             strata::Device::Cuda(n) => {
                 // The standard: the producer makes the data ready for the consumer's stream.
-                let t = &self.inner;
+                let t = self.inner();
                 let _ = t;
                 py.detach(|| strata::cuda::sync_for_consumer(n, stream))
                     .py()?;
@@ -133,9 +133,9 @@ impl PyTensor {
                 }
             }
         }
-        check_device(&self.inner, dl_device)?;
+        check_device(self.inner(), dl_device)?;
         let copy = copy.unwrap_or(false);
-        let t = &self.inner;
+        let t = self.inner();
         if max_version.is_some_and(|(major, _)| major >= 1) {
             let m = to_dlpack_versioned(t, copy).py()?;
             capsule(py, m.cast(), VERSIONED, versioned_capsule_destructor)
@@ -153,7 +153,7 @@ impl PyTensor {
     /// `(device_type, device_id)`: `(1, 0)` for the CPU, `(2, n)` (kDLCUDA) for `cuda:n`.
     /// `(3, 0)` (kDLCUDAHost) for pinned host memory.
     fn __dlpack_device__(&self) -> (i32, i32) {
-        let d = strata::interop::dlpack::dl_device(&self.inner);
+        let d = strata::interop::dlpack::dl_device(self.inner());
         (d.device_type, d.device_id)
     }
 }
@@ -244,7 +244,7 @@ pub fn from_dlpack(
     let want_copy = copy == Some(true);
     if let Ok(t) = obj.cast::<PyTensor>() {
         // A strata tensor: share its storage itself rather than alias it through a capsule.
-        let t = &t.get().inner;
+        let t = t.get().inner();
         let out = match target {
             Some(d) if d != t.device() => t.to_device(d).py()?,
             _ if want_copy => t.contiguous_copy().py()?,

@@ -26,7 +26,7 @@ impl<'a> Arg<'a> {
     pub(crate) fn from_py(obj: &'a Bound<'_, PyAny>) -> PyResult<Arg<'a>> {
         if let Ok(t) = obj.cast::<PyTensor>() {
             // The object (frozen) outlives the call: no new handle needed.
-            return Ok(Arg::R(&t.get().inner));
+            return Ok(Arg::R(t.get().inner()));
         }
         match as_scalar(obj)? {
             Some(s) => Ok(Arg::S(s)),
@@ -63,7 +63,7 @@ macro_rules! py_unary {
                 pub(crate) fn $name(&self, py: Python<'_>) -> PyResult<PyTensor> {
                     // By reference, also without the GIL: the object (frozen) outlives the
                     // call, and a new handle was an atomic count up and down per call.
-                    let t = &self.inner;
+                    let t = self.inner();
                     wrap(nogil(py, t.numel(), || t.$name()))
                 }
             )*
@@ -74,7 +74,7 @@ macro_rules! py_unary {
             $($(
                 #[doc = concat!("In-place ``", stringify!($name), "``.")]
                 fn $ip<'py>(slf: PyRef<'py, Self>) -> PyResult<PyRef<'py, Self>> {
-                    let t = slf.inner.clone();
+                    let t = slf.inner().clone();
                     nogil(slf.py(), t.numel(), move || t.$ip().map(|_| ())).py()?;
                     Ok(slf)
                 }
@@ -94,7 +94,7 @@ macro_rules! py_binary {
             $(
                 $(#[doc = $doc])*
                 pub(crate) fn $name(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-                    let a = &self.inner;
+                    let a = self.inner();
                     let b = Arg::from_py(other)?;
                     wrap(nogil(py, broadcast_numel(&[a.shape(), b.shape()]), || a.$name(b.operand())))
                 }
@@ -106,11 +106,11 @@ macro_rules! py_binary {
             $($(
                 #[doc = concat!("In-place ``", stringify!($name), "``.")]
                 fn $ip<'py>(slf: PyRef<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, Self>> {
-                    let a = slf.inner.clone();
+                    let a = slf.inner().clone();
                     let b = Arg::from_py(other)?;
                     let r = nogil(slf.py(), broadcast_numel(&[a.shape(), b.shape()]), || a.$ip(b.operand()).map(|_| ()));
                     // An op that made `a` require grad (`zeros(3).add_(w)`) made it on the clone.
-                    slf.inner.adopt_autograd(&a);
+                    slf.inner().adopt_autograd(&a);
                     r.py()?;
                     Ok(slf)
                 }
@@ -178,7 +178,7 @@ pub fn _scalar_lhs(
             format!("expected a Python number, got {}", lhs.get_type()),
         )
     })?;
-    let b = rhs.inner.clone();
+    let b = rhs.inner().clone();
     let name = name.to_owned();
     wrap(nogil(py, b.numel(), move || {
         strata::ops::scalar_lhs(&name, s, &b)
@@ -211,11 +211,11 @@ impl PyTensor {
     }
 
     fn __radd__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, "add", |a, b| a.add(b))
+        reflected(py, self.inner(), other, "add", |a, b| a.add(b))
     }
 
     fn __iadd__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        inplace(py, &self.inner, other, |a, b| a.add_(b).map(|_| ()))
+        inplace(py, self.inner(), other, |a, b| a.add_(b).map(|_| ()))
     }
 
     fn __sub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
@@ -223,11 +223,11 @@ impl PyTensor {
     }
 
     fn __rsub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, "sub", |a, b| a.sub(b))
+        reflected(py, self.inner(), other, "sub", |a, b| a.sub(b))
     }
 
     fn __isub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        inplace(py, &self.inner, other, |a, b| a.sub_(b).map(|_| ()))
+        inplace(py, self.inner(), other, |a, b| a.sub_(b).map(|_| ()))
     }
 
     fn __mul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
@@ -235,11 +235,11 @@ impl PyTensor {
     }
 
     fn __rmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, "mul", |a, b| a.mul(b))
+        reflected(py, self.inner(), other, "mul", |a, b| a.mul(b))
     }
 
     fn __imul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        inplace(py, &self.inner, other, |a, b| a.mul_(b).map(|_| ()))
+        inplace(py, self.inner(), other, |a, b| a.mul_(b).map(|_| ()))
     }
 
     fn __truediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
@@ -247,11 +247,11 @@ impl PyTensor {
     }
 
     fn __rtruediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, "div", |a, b| a.div(b))
+        reflected(py, self.inner(), other, "div", |a, b| a.div(b))
     }
 
     fn __itruediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        inplace(py, &self.inner, other, |a, b| a.div_(b).map(|_| ()))
+        inplace(py, self.inner(), other, |a, b| a.div_(b).map(|_| ()))
     }
 
     fn __floordiv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
@@ -259,13 +259,13 @@ impl PyTensor {
     }
 
     fn __rfloordiv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, "floor_divide", |a, b| {
+        reflected(py, self.inner(), other, "floor_divide", |a, b| {
             a.floor_divide(b)
         })
     }
 
     fn __ifloordiv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        inplace(py, &self.inner, other, |a, b| {
+        inplace(py, self.inner(), other, |a, b| {
             a.floor_divide_(b).map(|_| ())
         })
     }
@@ -275,11 +275,11 @@ impl PyTensor {
     }
 
     fn __rmod__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, "remainder", |a, b| a.remainder(b))
+        reflected(py, self.inner(), other, "remainder", |a, b| a.remainder(b))
     }
 
     fn __imod__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        inplace(py, &self.inner, other, |a, b| a.remainder_(b).map(|_| ()))
+        inplace(py, self.inner(), other, |a, b| a.remainder_(b).map(|_| ()))
     }
 
     fn __and__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
@@ -287,13 +287,15 @@ impl PyTensor {
     }
 
     fn __rand__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, "bitwise_and", |a, b| {
+        reflected(py, self.inner(), other, "bitwise_and", |a, b| {
             a.bitwise_and(b)
         })
     }
 
     fn __iand__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        inplace(py, &self.inner, other, |a, b| a.bitwise_and_(b).map(|_| ()))
+        inplace(py, self.inner(), other, |a, b| {
+            a.bitwise_and_(b).map(|_| ())
+        })
     }
 
     fn __or__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
@@ -301,11 +303,13 @@ impl PyTensor {
     }
 
     fn __ror__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, "bitwise_or", |a, b| a.bitwise_or(b))
+        reflected(py, self.inner(), other, "bitwise_or", |a, b| {
+            a.bitwise_or(b)
+        })
     }
 
     fn __ior__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        inplace(py, &self.inner, other, |a, b| a.bitwise_or_(b).map(|_| ()))
+        inplace(py, self.inner(), other, |a, b| a.bitwise_or_(b).map(|_| ()))
     }
 
     fn __xor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
@@ -313,13 +317,15 @@ impl PyTensor {
     }
 
     fn __rxor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, "bitwise_xor", |a, b| {
+        reflected(py, self.inner(), other, "bitwise_xor", |a, b| {
             a.bitwise_xor(b)
         })
     }
 
     fn __ixor__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        inplace(py, &self.inner, other, |a, b| a.bitwise_xor_(b).map(|_| ()))
+        inplace(py, self.inner(), other, |a, b| {
+            a.bitwise_xor_(b).map(|_| ())
+        })
     }
 
     fn __lshift__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
@@ -327,13 +333,13 @@ impl PyTensor {
     }
 
     fn __rlshift__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, "bitwise_left_shift", |a, b| {
+        reflected(py, self.inner(), other, "bitwise_left_shift", |a, b| {
             a.bitwise_left_shift(b)
         })
     }
 
     fn __ilshift__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        inplace(py, &self.inner, other, |a, b| {
+        inplace(py, self.inner(), other, |a, b| {
             a.bitwise_left_shift_(b).map(|_| ())
         })
     }
@@ -343,13 +349,13 @@ impl PyTensor {
     }
 
     fn __rrshift__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        reflected(py, &self.inner, other, "bitwise_right_shift", |a, b| {
+        reflected(py, self.inner(), other, "bitwise_right_shift", |a, b| {
             a.bitwise_right_shift(b)
         })
     }
 
     fn __irshift__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        inplace(py, &self.inner, other, |a, b| {
+        inplace(py, self.inner(), other, |a, b| {
             a.bitwise_right_shift_(b).map(|_| ())
         })
     }
@@ -374,7 +380,7 @@ impl PyTensor {
         modulo: &Bound<'_, PyAny>,
     ) -> PyResult<PyTensor> {
         no_modulo(modulo)?;
-        reflected(py, &self.inner, other, "pow", |a, b| a.pow(b))
+        reflected(py, self.inner(), other, "pow", |a, b| a.pow(b))
     }
 
     fn __ipow__(
@@ -384,7 +390,7 @@ impl PyTensor {
         modulo: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         no_modulo(modulo)?;
-        inplace(py, &self.inner, other, |a, b| a.pow_(b).map(|_| ()))
+        inplace(py, self.inner(), other, |a, b| a.pow_(b).map(|_| ()))
     }
 
     /// `==`: elementwise; an operand that is not a tensor, a number or array data (`None`,
@@ -436,7 +442,7 @@ impl PyTensor {
     }
 
     fn __invert__(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        if self.inner.dtype() == DType::Bool {
+        if self.inner().dtype() == DType::Bool {
             self.logical_not(py)
         } else {
             self.bitwise_not(py)
@@ -451,7 +457,7 @@ impl PyTensor {
         min: Option<&Bound<'_, PyAny>>,
         max: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
-        let a = self.inner.clone();
+        let a = self.inner().clone();
         let lo = min.filter(|m| !m.is_none()).map(Arg::from_py).transpose()?;
         let hi = max.filter(|m| !m.is_none()).map(Arg::from_py).transpose()?;
         let bounds = [&lo, &hi].map(|b| b.as_ref().map_or(&[][..], Arg::shape));
@@ -467,14 +473,14 @@ impl PyTensor {
         min: Option<&Bound<'py, PyAny>>,
         max: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<PyRef<'py, Self>> {
-        let a = slf.inner.clone();
+        let a = slf.inner().clone();
         let lo = min.filter(|m| !m.is_none()).map(Arg::from_py).transpose()?;
         let hi = max.filter(|m| !m.is_none()).map(Arg::from_py).transpose()?;
         let r = nogil(slf.py(), a.numel(), || {
             a.clamp_operands_(lo.as_ref().map(Arg::operand), hi.as_ref().map(Arg::operand))
                 .map(|_| ())
         });
-        slf.inner.adopt_autograd(&a);
+        slf.inner().adopt_autograd(&a);
         r.py()?;
         Ok(slf)
     }

@@ -40,7 +40,7 @@ pub fn _save_npy(
     path: PathBuf,
     version: Option<(u8, u8)>,
 ) -> PyResult<()> {
-    let t = t.inner.clone();
+    let t = t.inner().clone();
     py.detach(move || npy::save_npy_version(path, &t, version))
         .py()
 }
@@ -99,7 +99,7 @@ fn named(tensors: &Bound<'_, PyDict>) -> PyResult<Vec<(String, Tensor)>> {
                     format!("{name:?} is a {}, not a strata Tensor", v.get_type()),
                 )
             })?;
-            Ok((name, t.get().inner.clone()))
+            Ok((name, t.get().inner().clone()))
         })
         .collect()
 }

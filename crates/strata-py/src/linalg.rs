@@ -310,7 +310,7 @@ pub fn tensordot(
 impl PyTensor {
     /// `trace()`: the sum of the main diagonal of a 2-d tensor.
     fn trace(&self) -> PyResult<PyTensor> {
-        wrap(self.inner.trace())
+        wrap(self.inner().trace())
     }
 }
 

@@ -27,7 +27,7 @@ fn with_gen<R>(f: impl FnOnce(&mut Generator) -> R) -> R {
 /// (copied), a number or nested sequences.
 pub fn tensor_from(data: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Tensor> {
     if let Ok(t) = data.cast::<PyTensor>() {
-        let t = &t.get().inner;
+        let t = t.get().inner();
         return t
             .to_dtype(dtype.unwrap_or(t.dtype()))
             .py()?
@@ -155,7 +155,7 @@ pub fn frombuffer(
 pub fn as_tensor(data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
     let dt = opt_dtype(dtype)?;
     let t = if let Ok(t) = data.cast::<PyTensor>() {
-        t.get().inner.clone()
+        t.get().inner().clone()
     } else if is_array_like(data)? || (as_scalar(data)?.is_none() && has_buffer(data)) {
         crate::buffer::from_buffer(data)?
     } else {

@@ -39,14 +39,14 @@ impl PyTensor {
     /// belongs to another owner (a NumPy array's, a DLPack producer's), which moving would
     /// detach from the tensor.
     fn share_memory_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
-        share(slf.py(), &slf.get().inner)?;
+        share(slf.py(), slf.get().inner())?;
         Ok(slf)
     }
 
     /// True when the storage lives in memory other processes can map: shared memory, or
     /// a file mapped shared (`mmap_mode='r'`/`'r+'`, `from_file(shared=True)`).
     fn is_shared(&self) -> bool {
-        self.inner.is_shared()
+        self.inner().is_shared()
     }
 
     /// Plain pickling (see Note [pickle vs multiprocessing]).
@@ -55,7 +55,7 @@ impl PyTensor {
         protocol: i64,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
         let py = slf.py();
-        let t = &slf.get().inner;
+        let t = slf.get().inner();
         let rebuild = py
             .import("strata.multiprocessing")?
             .getattr("_rebuild_buffer")?;
@@ -218,7 +218,7 @@ pub fn _shm_export<'py>(
     py: Python<'py>,
     t: &Bound<'py, PyTensor>,
 ) -> PyResult<(i32, Bound<'py, PyBytes>)> {
-    let t = &t.get().inner;
+    let t = t.get().inner();
     share(py, t)?;
     let (fd, rec) = t.to_shm_handle().py()?;
     Ok((fd.into_raw_fd(), PyBytes::new(py, &rec)))
@@ -246,7 +246,7 @@ pub fn _shm_export_name<'py>(
     py: Python<'py>,
     t: &Bound<'py, PyTensor>,
 ) -> PyResult<(String, Bound<'py, PyBytes>)> {
-    let (name, rec) = t.get().inner.to_shm_name().py()?;
+    let (name, rec) = t.get().inner().to_shm_name().py()?;
     Ok((name, PyBytes::new(py, &rec)))
 }
 
@@ -271,7 +271,7 @@ pub fn _shm_sweep() -> PyResult<usize> {
 /// `(kind, holds_fd)` of a tensor's shared segment, or None (for tests).
 #[pyfunction]
 pub fn _shm_info(t: &Bound<'_, PyTensor>) -> Option<(&'static str, bool, u64)> {
-    t.get().inner.storage().shared_segment().map(|s| {
+    t.get().inner().storage().shared_segment().map(|s| {
         let k = match s.kind() {
             ShmKind::Memfd => "memfd",
             ShmKind::Named => "named",

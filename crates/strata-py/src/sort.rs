@@ -48,7 +48,7 @@ impl PyTensor {
         descending: bool,
         stable: bool,
     ) -> PyResult<Py<PyAny>> {
-        let t = self.inner.clone();
+        let t = self.inner().clone();
         let (v, i) = nogil(py, t.numel(), move || t.sort(dim, descending, stable)).py()?;
         values_indices(py, &SORT_T, "sort", v, i)
     }
@@ -62,7 +62,7 @@ impl PyTensor {
         descending: bool,
         stable: bool,
     ) -> PyResult<PyTensor> {
-        let t = self.inner.clone();
+        let t = self.inner().clone();
         wrap(nogil(py, t.numel(), move || {
             t.argsort(dim, descending, stable)
         }))
@@ -81,7 +81,7 @@ impl PyTensor {
         let k = usize::try_from(k).map_err(|_| {
             PyValueError::new_err(format!("topk(): k must be non-negative, got {k}"))
         })?;
-        let t = self.inner.clone();
+        let t = self.inner().clone();
         let (v, i) = nogil(py, t.numel(), move || t.topk(k, dim, largest, sorted)).py()?;
         values_indices(py, &TOPK_T, "topk", v, i)
     }
@@ -99,7 +99,7 @@ impl PyTensor {
         dim: Option<i64>,
     ) -> PyResult<Py<PyAny>> {
         let _ = sorted;
-        let t = self.inner.clone();
+        let t = self.inner().clone();
         let (u, inv, counts) = nogil(py, t.numel(), move || match dim {
             None => t.unique(return_inverse, return_counts),
             Some(d) => t.unique_dim(d, return_inverse, return_counts),

@@ -11,6 +11,7 @@ use pyo3::types::{PyBytes, PyInt, PySlice, PyTuple};
 use strata::storage::handle::NameHandle;
 use strata::{DType, ErrorKind, Layout, Storage, Tensor};
 
+use crate::convert::{int_list, sizes};
 use crate::dtype::opt_dtype;
 use crate::errors::{err, IntoPy};
 use crate::tensor::{to_list, PyTensor};
@@ -44,13 +45,7 @@ impl PyUntypedStorage {
     /// The whole storage as a 1-D tensor of `dtype`: as many whole elements as the bytes
     /// hold (PyTorch's `set_(storage)` and `TypedStorage.size()`).
     pub fn as_tensor(&self, dtype: DType) -> PyResult<Tensor> {
-        let n = self.storage.nbytes() / dtype.itemsize();
-        Tensor::from_parts(
-            Storage::clone(&self.storage),
-            Layout::contiguous(&[n]).py()?,
-            dtype,
-        )
-        .py()
+        whole(&self.storage, dtype)
     }
 
     fn bytes(&self) -> PyResult<Tensor> {
@@ -125,25 +120,20 @@ fn byte_arg(op: &'static str, value: &Bound<'_, PyAny>, what: &str) -> PyResult<
 
 /// A storage argument: an `UntypedStorage`, or a `TypedStorage` (its untyped bytes).
 fn storage_arg(op: &'static str, obj: &Bound<'_, PyAny>) -> PyResult<Storage> {
-    if let Ok(s) = obj.cast::<PyUntypedStorage>() {
-        return Ok(Storage::clone(&s.get().storage));
+    match storage_of(obj)? {
+        Some((s, _)) => Ok(s),
+        None => Err(err(
+            ErrorKind::DType,
+            op,
+            format!(
+                "expected a storage, got {}",
+                obj.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ),
+        )),
     }
-    if let Ok(u) = obj.getattr(pyo3::intern!(obj.py(), "_untyped_storage")) {
-        if let Ok(s) = u.cast::<PyUntypedStorage>() {
-            return Ok(Storage::clone(&s.get().storage));
-        }
-    }
-    Err(err(
-        ErrorKind::DType,
-        op,
-        format!(
-            "expected a storage, got {}",
-            obj.get_type()
-                .name()
-                .map(|n| n.to_string())
-                .unwrap_or_default()
-        ),
-    ))
 }
 
 /// A storage of `n` zeroed bytes on `device`.
@@ -156,11 +146,100 @@ fn zeroed_on(n: usize, device: strata::Device) -> PyResult<Storage> {
 
 #[pymethods]
 impl PyTensor {
+    /// Makes this tensor object show another view (PyTorch's `set_`), and returns it:
+    /// `set_()` an empty one; `set_(source)` all of a storage (as elements of this dtype)
+    /// or another tensor's view; `set_(source, storage_offset, size, stride=None)` that
+    /// view of a storage, or of a tensor's storage (row-major when `stride` is `None`).
+    /// Every reference to this object sees the new view; views made from it before keep
+    /// theirs. A storage is never grown to fit (PyTorch grows a resizable one): a view
+    /// past its end is refused.
+    #[pyo3(signature = (source=None, storage_offset=None, size=None, stride=None))]
+    fn set_<'py>(
+        slf: &Bound<'py, Self>,
+        source: Option<&Bound<'py, PyAny>>,
+        storage_offset: Option<&Bound<'py, PyAny>>,
+        size: Option<&Bound<'py, PyAny>>,
+        stride: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let all = [source, storage_offset, size, stride];
+        let mut t = slf.get().inner().clone();
+        let src_tensor = source.and_then(|s| s.cast::<PyTensor>().ok());
+        let storage = match (source, src_tensor) {
+            (None, _) => None,
+            (Some(_), Some(st)) => Some((st.get().inner().storage().clone(), None)),
+            (Some(s), None) => Some(storage_of(s)?.ok_or_else(|| set_signature_error(&all))?),
+        };
+        match (storage, storage_offset, size) {
+            (None, None, None) if stride.is_none() => {
+                t.set_empty().py()?;
+            }
+            (Some((st, typed)), None, None) if stride.is_none() => {
+                if let Some(d) = typed.filter(|&d| d != t.dtype()) {
+                    return Err(err(
+                        ErrorKind::DType,
+                        "set_",
+                        format!(
+                            "Expected a Storage of type {} or an UntypedStorage, but got type {} for argument 1 'storage'",
+                            t.dtype().c_name(),
+                            d.legacy_name()
+                        ),
+                    ));
+                }
+                match src_tensor {
+                    Some(src) => t.set_to(src.get().inner()).py()?,
+                    None => {
+                        let n = st.nbytes() / t.dtype().itemsize();
+                        t.set_(&st, 0, &[n], None).py()?
+                    }
+                };
+            }
+            (Some((st, typed)), Some(off), Some(size)) => {
+                if let Some(d) = typed.filter(|&d| d != t.dtype()) {
+                    return Err(err(
+                        ErrorKind::DType,
+                        "set_",
+                        format!(
+                            "Expected a Storage of type {} or an UntypedStorage, but got type {} for argument 1 'storage'",
+                            t.dtype().c_name(),
+                            d.legacy_name()
+                        ),
+                    ));
+                }
+                if !off.is_instance_of::<PyInt>() {
+                    return Err(set_signature_error(&all));
+                }
+                let off: i64 = off.extract().map_err(|_| {
+                    err(
+                        ErrorKind::Overflow,
+                        "set_",
+                        format!("storage offset {off} does not fit in 64 bits"),
+                    )
+                })?;
+                let off = usize::try_from(off).map_err(|_| {
+                    err(
+                        ErrorKind::Value,
+                        "set_",
+                        format!("Tensor: invalid storage offset {off}"),
+                    )
+                })?;
+                let shape = sizes("set_", &int_list(size)?)?;
+                let strides: Option<Vec<isize>> = match stride.filter(|s| !s.is_none()) {
+                    None => None,
+                    Some(s) => Some(int_list(s)?.into_iter().map(|v| v as isize).collect()),
+                };
+                t.set_(&st, off, &shape, strides.as_deref()).py()?;
+            }
+            _ => return Err(set_signature_error(&all)),
+        }
+        slf.get().set_view(t);
+        Ok(slf.clone())
+    }
+
     /// The tensor's storage typed as its dtype (PyTorch's deprecated `TypedStorage`; see
     /// `strata/storage.py`): `untyped_storage()` is the untyped one.
     fn storage(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let u = PyUntypedStorage::wrap(self.inner.storage().clone());
-        let dt = crate::dtype::PyDType(self.inner.dtype());
+        let u = PyUntypedStorage::wrap(self.inner().storage().clone());
+        let dt = crate::dtype::PyDType(self.inner().dtype());
         Ok(py
             .import("strata.storage")?
             .getattr("_typed_storage_of")?
@@ -640,12 +719,11 @@ fn from_buffer_bytes(
     Ok(out.storage().clone())
 }
 
-/// `Tensor(storage)`: a 1-D tensor over the whole of `obj` when it is a storage (float32,
-/// or `dtype`, for an untyped one; a typed storage's own dtype, which `dtype` must
-/// match), else `None`.
-pub fn tensor_over(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Option<Tensor>> {
+/// `obj` as a storage: an `UntypedStorage`'s bytes (dtype `None`), or a `TypedStorage`'s
+/// bytes and dtype; `None` when it is neither.
+fn storage_of(obj: &Bound<'_, PyAny>) -> PyResult<Option<(Storage, Option<DType>)>> {
     if let Ok(s) = obj.cast::<PyUntypedStorage>() {
-        return s.get().as_tensor(dtype.unwrap_or(DType::F32)).map(Some);
+        return Ok(Some((Storage::clone(&s.get().storage), None)));
     }
     static TYPED: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> = pyo3::sync::PyOnceLock::new();
     let py = obj.py();
@@ -660,14 +738,65 @@ pub fn tensor_over(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Opt
         return Ok(None);
     }
     let dt = opt_dtype(Some(&obj.getattr(pyo3::intern!(py, "dtype"))?))?.unwrap_or(DType::F32);
-    if let Some(d) = dtype.filter(|&d| d != dt) {
-        return Err(err(
-            ErrorKind::DType,
-            "Tensor",
-            format!("a TypedStorage of {dt} cannot make a tensor of {d}"),
-        ));
-    }
     let u = obj.getattr(pyo3::intern!(py, "_untyped_storage"))?;
     let u = u.cast::<PyUntypedStorage>()?;
-    u.get().as_tensor(dt).map(Some)
+    Ok(Some((Storage::clone(&u.get().storage), Some(dt))))
+}
+
+/// `Tensor(storage)`: a 1-D tensor over the whole of `obj` when it is a storage (float32,
+/// or `dtype`, for an untyped one; a typed storage's own dtype, which `dtype` must
+/// match), else `None`.
+pub fn tensor_over(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Option<Tensor>> {
+    let Some((storage, typed)) = storage_of(obj)? else {
+        return Ok(None);
+    };
+    let dt = match (typed, dtype) {
+        (Some(t), Some(d)) if t != d => {
+            return Err(err(
+                ErrorKind::DType,
+                "Tensor",
+                format!("a TypedStorage of {t} cannot make a tensor of {d}"),
+            ))
+        }
+        (Some(t), _) => t,
+        (None, d) => d.unwrap_or(DType::F32),
+    };
+    whole(&storage, dt).map(Some)
+}
+
+/// The whole of `storage` as a 1-D tensor of `dtype`: as many whole elements as its bytes
+/// hold.
+fn whole(storage: &Storage, dtype: DType) -> PyResult<Tensor> {
+    let n = storage.nbytes() / dtype.itemsize();
+    Tensor::from_parts(
+        Storage::clone(storage),
+        Layout::contiguous(&[n]).py()?,
+        dtype,
+    )
+    .py()
+}
+
+/// PyTorch's `TypeError` for `set_` arguments that match none of its forms.
+fn set_signature_error(args: &[Option<&Bound<'_, PyAny>>]) -> PyErr {
+    // Arguments up to the last one given; a `None` before it is shown as PyTorch does.
+    let given = args.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
+    let got: Vec<String> = args[..given]
+        .iter()
+        .map(|a| match a {
+            None => "NoneType".to_string(),
+            Some(a) => a
+                .get_type()
+                .name()
+                .map_or_else(|_| "object".to_string(), |n| n.to_string()),
+        })
+        .collect();
+    pyo3::exceptions::PyTypeError::new_err(format!(
+        "set_() received an invalid combination of arguments - got ({}), but expected one of:\n \
+         * ()\n \
+         * (strata.Storage source)\n \
+         * (strata.Storage source, int storage_offset, tuple of ints size, tuple of ints stride = None)\n \
+         * (Tensor source)\n \
+         * (Tensor source, int storage_offset, tuple of ints size, tuple of ints stride = None)\n",
+        got.join(", ")
+    ))
 }

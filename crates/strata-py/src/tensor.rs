@@ -1,6 +1,8 @@
 //! `strata.Tensor`: the Python face of [`strata::Tensor`] — metadata, views, indexing and
 //! conversions. Engine ops are in `ops.rs`, NumPy exchange in `buffer.rs`.
 
+use std::sync::atomic::{AtomicPtr, Ordering};
+
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -15,24 +17,93 @@ use crate::dtype::{parse_dtype, PyDType};
 use crate::errors::{err, IntoPy};
 
 /// A strided view over shared storage, with PyTorch's API.
+///
+/// The object is frozen (its methods borrow the view, `&Tensor`, without a borrow flag to
+/// count: a good part of a small op's per-call cost), yet `set_` must change the view every
+/// Python reference to the object sees. So the view the object was made with is `made`,
+/// and each `set_` pushes a new view onto `set`, a list that only grows while the object
+/// lives: a `&Tensor` some frame took before (one suspended in a Python callback, or
+/// running with the GIL released) stays valid, and reads the view it started with. The
+/// views a `set_` replaced, and their storages, are freed with the object.
 #[pyclass(name = "Tensor", module = "strata", frozen, weakref, subclass)]
-#[derive(Debug)]
 pub struct PyTensor {
-    pub inner: Tensor,
+    made: Tensor,
+    set: AtomicPtr<SetView>,
+}
+
+/// A view `set_` gave a `Tensor` object, and the one before it (null: `made`).
+struct SetView {
+    view: Tensor,
+    prev: *mut SetView,
+}
+
+impl std::fmt::Debug for PyTensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("PyTensor").field(self.inner()).finish()
+    }
+}
+
+impl Drop for PyTensor {
+    fn drop(&mut self) {
+        let mut p = *self.set.get_mut();
+        while !p.is_null() {
+            // SAFETY: every pointer in the list came from `Box::into_raw` in `set_view` and
+            // is owned by this object alone; `&mut self` means no borrow of it is left.
+            let b = unsafe { Box::from_raw(p) };
+            p = b.prev;
+        }
+    }
 }
 
 impl PyTensor {
     pub fn wrap(t: Tensor) -> PyTensor {
-        PyTensor { inner: t }
+        PyTensor {
+            made: t,
+            set: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+
+    /// The view this object shows: the last `set_` gave, else the one it was made with.
+    #[inline]
+    pub fn inner(&self) -> &Tensor {
+        let p = self.set.load(Ordering::Acquire);
+        if p.is_null() {
+            &self.made
+        } else {
+            // SAFETY: a non-null pointer is a `SetView` this object owns and frees only
+            // when dropped, which cannot happen while `&self` is held.
+            unsafe { &(*p).view }
+        }
+    }
+
+    /// Makes `view` the one this object shows (`set_`), keeping the one it replaces
+    /// alive until the object goes (see [`PyTensor`]).
+    pub(crate) fn set_view(&self, view: Tensor) {
+        let new = Box::into_raw(Box::new(SetView {
+            view,
+            prev: std::ptr::null_mut(),
+        }));
+        let mut cur = self.set.load(Ordering::Acquire);
+        loop {
+            // SAFETY: `new` is ours until the exchange publishes it.
+            unsafe { (*new).prev = cur };
+            match self
+                .set
+                .compare_exchange(cur, new, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return,
+                Err(now) => cur = now,
+            }
+        }
     }
 
     /// Whether `self[key] = value` must go through autograd: this tensor or a tensor
     /// `value` requires grad.
     fn tracks_grad(&self, value: &Bound<'_, PyAny>) -> bool {
-        self.inner.requires_grad()
+        self.inner().requires_grad()
             || value
                 .cast::<PyTensor>()
-                .is_ok_and(|v| v.get().inner.requires_grad())
+                .is_ok_and(|v| v.get().inner().requires_grad())
     }
 }
 
@@ -117,10 +188,12 @@ pub fn new_view<'py>(py: Python<'py>, src: &Tensor, op: ViewOp<'_>) -> PyResult<
             return Err(PyErr::fetch(py));
         }
         let slot = raw.cast::<u8>().add(off).cast::<PyTensor>();
-        // The clone is built in the object (`PyTensor` is `inner` alone), not beside it.
-        std::ptr::addr_of_mut!((*slot).inner).write(src.clone());
+        // The clone is built in the object, not beside it; the free list does not clear
+        // the value's bytes, so the `set_` list is written too.
+        std::ptr::addr_of_mut!((*slot).made).write(src.clone());
+        std::ptr::addr_of_mut!((*slot).set).write(AtomicPtr::new(std::ptr::null_mut()));
         let obj = Bound::from_owned_ptr(py, raw);
-        (*slot).inner.view_in_place(op).py()?;
+        (*slot).made.view_in_place(op).py()?;
         Ok(obj)
     }
 }
@@ -183,7 +256,7 @@ fn check_list_size(shape: &[usize]) -> PyResult<()> {
 /// A tensor argument, or a number / nested list turned into one.
 pub fn tensor_arg(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     if let Ok(t) = obj.cast::<PyTensor>() {
-        return Ok(t.get().inner.clone());
+        return Ok(t.get().inner().clone());
     }
     crate::convert::from_nested(obj, None)
 }
@@ -213,7 +286,7 @@ fn parse_entry(obj: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
     }
     if let Ok(t) = obj.cast::<PyTensor>() {
         // The core checks the dtype and reads a 0-d integer tensor as an int.
-        return Ok(TensorIndex::tensor(t.get().inner.clone()));
+        return Ok(TensorIndex::tensor(t.get().inner().clone()));
     }
     if let Some(t) = plain_int_index(obj) {
         return Ok(TensorIndex::tensor(t?));
@@ -426,7 +499,7 @@ impl PyTensor {
     /// tensors with Python state). Shared storages are not visited, so a cycle through
     /// them is kept rather than ever freed while reachable.
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        let s = self.inner.storage();
+        let s = self.inner().storage();
         if s.handle_count() == 1 {
             if let Some(r) = s.try_with_owner(|o| crate::buffer::traverse_owner(o, &visit)) {
                 r?;
@@ -460,7 +533,7 @@ impl PyTensor {
         };
         if _alias {
             if let Ok(t) = data.cast::<PyTensor>() {
-                return Ok(PyTensor::wrap(t.get().inner.detach()));
+                return Ok(PyTensor::wrap(t.get().inner().detach()));
             }
         }
         let dt = crate::dtype::opt_dtype(dtype.as_ref())?;
@@ -477,16 +550,16 @@ impl PyTensor {
     /// The shape as a tuple.
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, self.inner.shape())
+        PyTuple::new(py, self.inner().shape())
     }
 
     /// `size()` → shape; `size(d)` → one size.
     #[pyo3(signature = (dim=None))]
     fn size(&self, py: Python<'_>, dim: Option<i64>) -> PyResult<Py<PyAny>> {
         match dim {
-            None => Ok(PyTuple::new(py, self.inner.shape())?.into_any().unbind()),
+            None => Ok(PyTuple::new(py, self.inner().shape())?.into_any().unbind()),
             Some(d) => Ok(self
-                .inner
+                .inner()
                 .size(d)
                 .py()?
                 .into_pyobject(py)?
@@ -499,10 +572,12 @@ impl PyTensor {
     #[pyo3(signature = (dim=None))]
     fn stride(&self, py: Python<'_>, dim: Option<i64>) -> PyResult<Py<PyAny>> {
         match dim {
-            None => Ok(PyTuple::new(py, self.inner.strides())?.into_any().unbind()),
+            None => Ok(PyTuple::new(py, self.inner().strides())?
+                .into_any()
+                .unbind()),
             Some(d) => {
-                let k = strata::layout::wrap_dim("stride", d, self.inner.ndim()).py()?;
-                let s = self.inner.strides().get(k).copied().unwrap_or(1);
+                let k = strata::layout::wrap_dim("stride", d, self.inner().ndim()).py()?;
+                let s = self.inner().strides().get(k).copied().unwrap_or(1);
                 Ok(s.into_pyobject(py)?.into_any().unbind())
             }
         }
@@ -510,47 +585,47 @@ impl PyTensor {
 
     #[getter]
     fn dtype(&self) -> PyDType {
-        PyDType(self.inner.dtype())
+        PyDType(self.inner().dtype())
     }
 
     #[getter]
     fn device(&self) -> String {
-        self.inner.device().to_string()
+        self.inner().device().to_string()
     }
 
     #[getter]
     fn ndim(&self) -> usize {
-        self.inner.ndim()
+        self.inner().ndim()
     }
 
     fn dim(&self) -> usize {
-        self.inner.ndim()
+        self.inner().ndim()
     }
 
     fn numel(&self) -> usize {
-        self.inner.numel()
+        self.inner().numel()
     }
 
     fn element_size(&self) -> usize {
-        self.inner.dtype().itemsize()
+        self.inner().dtype().itemsize()
     }
 
     #[getter]
     fn itemsize(&self) -> usize {
-        self.inner.dtype().itemsize()
+        self.inner().dtype().itemsize()
     }
 
     #[getter]
     fn nbytes(&self) -> usize {
-        self.inner.numel() * self.inner.dtype().itemsize()
+        self.inner().numel() * self.inner().dtype().itemsize()
     }
 
     fn storage_offset(&self) -> usize {
-        self.inner.offset()
+        self.inner().offset()
     }
 
     fn data_ptr(&self) -> usize {
-        self.inner.data_ptr()
+        self.inner().data_ptr()
     }
 
     /// PyTorch's `tensor.layout`: `strata.strided`, the one layout a strata tensor has (a
@@ -566,25 +641,25 @@ impl PyTensor {
     }
 
     fn untyped_storage(&self) -> crate::storage::PyUntypedStorage {
-        crate::storage::PyUntypedStorage::wrap(self.inner.storage().clone())
+        crate::storage::PyUntypedStorage::wrap(self.inner().storage().clone())
     }
 
     fn is_contiguous(&self) -> bool {
-        self.inner.is_contiguous()
+        self.inner().is_contiguous()
     }
 
     fn is_read_only(&self) -> bool {
-        self.inner.is_read_only()
+        self.inner().is_read_only()
     }
 
     #[getter]
     fn _version(&self) -> u64 {
-        self.inner.version()
+        self.inner().version()
     }
 
     fn contiguous(&self, py: Python<'_>) -> PyResult<PyTensor> {
         // By reference, as the elementwise methods (see `elementwise.rs`).
-        let t = &self.inner;
+        let t = self.inner();
         crate::compute::nogil(py, t.numel(), || t.contiguous())
             .py()
             .map(PyTensor::wrap)
@@ -592,11 +667,11 @@ impl PyTensor {
 
     /// A picture of this view over its storage.
     fn explain(&self) -> PyResult<String> {
-        self.inner.explain().py()
+        self.inner().explain().py()
     }
 
     fn __repr__(&self) -> PyResult<String> {
-        self.inner.format_values("tensor(", "strata.").py()
+        self.inner().format_values("tensor(", "strata.").py()
     }
 
     fn __str__(&self) -> PyResult<String> {
@@ -612,13 +687,13 @@ impl PyTensor {
             let a = args.get_item(0)?;
             // A plain int is a shape: skip the two failed extractions (they build errors).
             if !a.is_exact_instance_of::<PyInt>() && crate::dtype::is_dtype_like(&a) {
-                let t = self.inner.view_dtype(parse_dtype(&a)?).py()?;
+                let t = self.inner().view_dtype(parse_dtype(&a)?).py()?;
                 return Ok(Bound::new(args.py(), PyTensor::wrap(t))?.into_any());
             }
         }
         let mut shape = Ints::new();
         int_args(args, &mut shape)?;
-        new_view(args.py(), &self.inner, ViewOp::View(&shape))
+        new_view(args.py(), self.inner(), ViewOp::View(&shape))
     }
 
     #[pyo3(signature = (*shape))]
@@ -626,41 +701,41 @@ impl PyTensor {
         let py = shape.py();
         let mut s = Ints::new();
         int_args(shape, &mut s)?;
-        if self.inner.is_contiguous() {
+        if self.inner().is_contiguous() {
             // Always a view (or reshape's own error): built in its object.
-            return new_view(py, &self.inner, ViewOp::Reshape(&s));
+            return new_view(py, self.inner(), ViewOp::Reshape(&s));
         }
-        let t = self.inner.reshape(&s).py()?;
+        let t = self.inner().reshape(&s).py()?;
         Ok(Bound::new(py, PyTensor::wrap(t))?.into_any())
     }
 
     fn view_as(&self, other: &PyTensor) -> PyResult<PyTensor> {
-        let s: Vec<i64> = other.inner.shape().iter().map(|&n| n as i64).collect();
-        self.inner.view(&s).py().map(PyTensor::wrap)
+        let s: Vec<i64> = other.inner().shape().iter().map(|&n| n as i64).collect();
+        self.inner().view(&s).py().map(PyTensor::wrap)
     }
 
     fn reshape_as(&self, other: &PyTensor) -> PyResult<PyTensor> {
-        let s: Vec<i64> = other.inner.shape().iter().map(|&n| n as i64).collect();
-        self.inner.reshape(&s).py().map(PyTensor::wrap)
+        let s: Vec<i64> = other.inner().shape().iter().map(|&n| n as i64).collect();
+        self.inner().reshape(&s).py().map(PyTensor::wrap)
     }
 
     #[pyo3(signature = (start_dim=0, end_dim=-1))]
     fn flatten(&self, start_dim: i64, end_dim: i64) -> PyResult<PyTensor> {
-        self.inner
+        self.inner()
             .flatten(start_dim, end_dim)
             .py()
             .map(PyTensor::wrap)
     }
 
     fn unflatten(&self, dim: i64, sizes: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        self.inner
+        self.inner()
             .unflatten(dim, &int_list(sizes)?)
             .py()
             .map(PyTensor::wrap)
     }
 
     fn transpose<'py>(&self, py: Python<'py>, dim0: i64, dim1: i64) -> PyResult<Bound<'py, PyAny>> {
-        new_view(py, &self.inner, ViewOp::Transpose(dim0, dim1))
+        new_view(py, self.inner(), ViewOp::Transpose(dim0, dim1))
     }
 
     fn swapaxes<'py>(
@@ -684,7 +759,7 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, PyAny>> {
         let mut order = Ints::new();
         int_args(dims, &mut order)?;
-        new_view(py, &self.inner, ViewOp::Permute(&order))
+        new_view(py, self.inner(), ViewOp::Permute(&order))
     }
 
     fn movedim(
@@ -692,7 +767,7 @@ impl PyTensor {
         source: &Bound<'_, PyAny>,
         destination: &Bound<'_, PyAny>,
     ) -> PyResult<PyTensor> {
-        self.inner
+        self.inner()
             .movedim(&int_list(source)?, &int_list(destination)?)
             .py()
             .map(PyTensor::wrap)
@@ -707,24 +782,24 @@ impl PyTensor {
     }
 
     fn t<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        new_view(py, &self.inner, ViewOp::T)
+        new_view(py, self.inner(), ViewOp::T)
     }
 
     /// All dims reversed (PyTorch's `T`).
     #[getter(T)]
     fn big_t<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let n = self.inner.ndim() as i64;
+        let n = self.inner().ndim() as i64;
         // The 2-D case is one swap; `permute` would check a whole dim list.
         if n == 2 {
-            return new_view(py, &self.inner, ViewOp::Transpose(0, 1));
+            return new_view(py, self.inner(), ViewOp::Transpose(0, 1));
         }
         let rev: Ints = (0..n).rev().collect();
-        new_view(py, &self.inner, ViewOp::Permute(&rev))
+        new_view(py, self.inner(), ViewOp::Permute(&rev))
     }
 
     #[getter(mT)]
     fn m_t<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        new_view(py, &self.inner, ViewOp::MT)
+        new_view(py, self.inner(), ViewOp::MT)
     }
 
     fn narrow<'py>(
@@ -734,11 +809,11 @@ impl PyTensor {
         start: i64,
         length: i64,
     ) -> PyResult<Bound<'py, PyAny>> {
-        new_view(py, &self.inner, ViewOp::Narrow(dim, start, length))
+        new_view(py, self.inner(), ViewOp::Narrow(dim, start, length))
     }
 
     fn select<'py>(&self, py: Python<'py>, dim: i64, index: i64) -> PyResult<Bound<'py, PyAny>> {
-        new_view(py, &self.inner, ViewOp::Select(dim, index))
+        new_view(py, self.inner(), ViewOp::Select(dim, index))
     }
 
     #[pyo3(signature = (*dims))]
@@ -749,12 +824,12 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, PyAny>> {
         let mut which = Ints::new();
         int_args(dims, &mut which)?;
-        new_view(py, &self.inner, ViewOp::Flip(&which))
+        new_view(py, self.inner(), ViewOp::Flip(&which))
     }
 
     #[pyo3(signature = (*sizes))]
     fn expand(&self, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        self.inner
+        self.inner()
             .expand(&{
                 let mut s = Ints::new();
                 int_args(sizes, &mut s)?;
@@ -765,26 +840,29 @@ impl PyTensor {
     }
 
     fn expand_as(&self, other: &PyTensor) -> PyResult<PyTensor> {
-        self.inner.expand_as(&other.inner).py().map(PyTensor::wrap)
+        self.inner()
+            .expand_as(other.inner())
+            .py()
+            .map(PyTensor::wrap)
     }
 
     fn broadcast_to(&self, shape: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let s = sizes("broadcast_to", &int_list(shape)?)?;
-        self.inner.broadcast_to(&s).py().map(PyTensor::wrap)
+        self.inner().broadcast_to(&s).py().map(PyTensor::wrap)
     }
 
     #[pyo3(signature = (dim=None))]
     fn squeeze(&self, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
         match dim {
-            None => self.inner.squeeze(),
-            Some(d) => self.inner.squeeze_dims(&int_list(d)?),
+            None => self.inner().squeeze(),
+            Some(d) => self.inner().squeeze_dims(&int_list(d)?),
         }
         .py()
         .map(PyTensor::wrap)
     }
 
     fn unsqueeze<'py>(&self, py: Python<'py>, dim: i64) -> PyResult<Bound<'py, PyAny>> {
-        new_view(py, &self.inner, ViewOp::Unsqueeze(dim))
+        new_view(py, self.inner(), ViewOp::Unsqueeze(dim))
     }
 
     #[pyo3(signature = (size, stride, storage_offset=None))]
@@ -807,7 +885,7 @@ impl PyTensor {
                 ))
             }
         };
-        self.inner
+        self.inner()
             .as_strided(&shape, &strides, off)
             .py()
             .map(PyTensor::wrap)
@@ -815,7 +893,7 @@ impl PyTensor {
 
     fn unfold(&self, dimension: i64, size: i64, step: i64) -> PyResult<PyTensor> {
         let (size, step) = (sizes("unfold", &[size])?[0], sizes("unfold", &[step])?[0]);
-        self.inner
+        self.inner()
             .unfold(dimension, size, step)
             .py()
             .map(PyTensor::wrap)
@@ -823,7 +901,7 @@ impl PyTensor {
 
     #[pyo3(signature = (offset=0, dim1=0, dim2=1))]
     fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> PyResult<PyTensor> {
-        self.inner
+        self.inner()
             .diagonal(offset, dim1, dim2)
             .py()
             .map(PyTensor::wrap)
@@ -837,10 +915,10 @@ impl PyTensor {
     ) -> PyResult<Vec<PyTensor>> {
         let parts = if let Ok(n) = split_size_or_sections.extract::<i64>() {
             let n = sizes("split", &[n])?[0];
-            self.inner.split(n, dim)
+            self.inner().split(n, dim)
         } else {
             let s = sizes("split", &int_list(split_size_or_sections)?)?;
-            self.inner.split_with_sizes(&s, dim)
+            self.inner().split_with_sizes(&s, dim)
         };
         Ok(parts.py()?.into_iter().map(PyTensor::wrap).collect())
     }
@@ -855,7 +933,7 @@ impl PyTensor {
             ));
         }
         Ok(self
-            .inner
+            .inner()
             .chunk(chunks as usize, dim)
             .py()?
             .into_iter()
@@ -866,7 +944,7 @@ impl PyTensor {
     #[pyo3(signature = (dim=None))]
     fn unbind(&self, dim: Option<i64>) -> PyResult<Vec<PyTensor>> {
         Ok(self
-            .inner
+            .inner()
             .unbind(dim_arg(dim))
             .py()?
             .into_iter()
@@ -883,10 +961,10 @@ impl PyTensor {
         let py = key.py();
         let mut buf = fast_buf();
         if let Some(n) = fast_key(key, &mut buf) {
-            return new_view(py, &self.inner, ViewOp::Index(&buf[..n]));
+            return new_view(py, self.inner(), ViewOp::Index(&buf[..n]));
         }
         let key = parse_key(key)?;
-        Ok(Bound::new(py, PyTensor::wrap(self.inner.index(&key).py()?))?.into_any())
+        Ok(Bound::new(py, PyTensor::wrap(self.inner().index(&key).py()?))?.into_any())
     }
 
     fn __setitem__(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -897,32 +975,32 @@ impl PyTensor {
                 // Under autograd the write is recorded on this tensor (see
                 // `Tensor::index_assign_`).
                 let src = tensor_arg(value)?;
-                return self.inner.index_assign_(&buf[..n], &src).py().map(|_| ());
+                return self.inner().index_assign_(&buf[..n], &src).py().map(|_| ());
             }
-            let view = self.inner.index(&buf[..n]).py()?;
+            let view = self.inner().index(&buf[..n]).py()?;
             return assign(&view, v, value);
         }
-        setitem(&self.inner, key, value)
+        setitem(self.inner(), key, value)
     }
 
     fn __len__(&self) -> PyResult<usize> {
-        if self.inner.ndim() == 0 {
+        if self.inner().ndim() == 0 {
             return Err(pyo3::exceptions::PyTypeError::new_err(
                 "len() of a 0-d tensor",
             ));
         }
-        Ok(self.inner.shape()[0])
+        Ok(self.inner().shape()[0])
     }
 
     fn __iter__(slf: PyRef<'_, Self>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
-        if slf.inner.ndim() == 0 {
+        if slf.inner().ndim() == 0 {
             return Err(pyo3::exceptions::PyTypeError::new_err(
                 "iteration over a 0-d tensor",
             ));
         }
         let items: Vec<PyTensor> = slf
-            .inner
+            .inner()
             .unbind(0)
             .py()?
             .into_iter()
@@ -934,41 +1012,41 @@ impl PyTensor {
     // ----- conversions -----
 
     fn tolist(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_list(py, &self.inner)
+        to_list(py, self.inner())
     }
 
     fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let s = self.inner.item().py()?;
-        if self.inner.dtype() == DType::U64 {
-            let v = self.inner.reshape(&[1]).py()?.to_vec::<u64>().py()?[0];
+        let s = self.inner().item().py()?;
+        if self.inner().dtype() == DType::U64 {
+            let v = self.inner().reshape(&[1]).py()?.to_vec::<u64>().py()?[0];
             return Ok(v.into_pyobject(py)?.into_any().unbind());
         }
         scalar_to_py(py, s)
     }
 
     fn __bool__(&self) -> PyResult<bool> {
-        if self.inner.numel() != 1 {
+        if self.inner().numel() != 1 {
             return Err(err(
                 ErrorKind::Value,
                 "bool",
                 format!(
                     "Boolean value of Tensor with {} values is ambiguous",
-                    self.inner.numel()
+                    self.inner().numel()
                 ),
             ));
         }
-        Ok(self.inner.item().py()?.to::<bool>())
+        Ok(self.inner().item().py()?.to::<bool>())
     }
 
     fn __float__(&self) -> PyResult<f64> {
-        Ok(self.inner.item().py()?.to_f64())
+        Ok(self.inner().item().py()?.to_f64())
     }
 
     /// Python's `int()`: a float truncates to its exact integer (`int(st.tensor(1e30))
     /// == int(1e30)`), NaN raises `ValueError` and an infinity `OverflowError`, as for a
     /// Python float, NumPy and PyTorch.
     fn __int__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        match self.inner.item().py()? {
+        match self.inner().item().py()? {
             s @ strata::Scalar::UInt(_) => scalar_to_py(py, s),
             strata::Scalar::Float(f) => Ok(pyo3::types::PyFloat::new(py, f)
                 .call_method0(pyo3::intern!(py, "__int__"))?
@@ -978,7 +1056,7 @@ impl PyTensor {
     }
 
     fn __index__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        if !(self.inner.dtype().is_int() || self.inner.dtype() == DType::Bool) {
+        if !(self.inner().dtype().is_int() || self.inner().dtype() == DType::Bool) {
             return Err(pyo3::exceptions::PyTypeError::new_err(
                 "only integer tensors of a single element can be converted to an index",
             ));
@@ -993,12 +1071,12 @@ impl PyTensor {
             Some(s) => s,
             None => tensor_arg(value)?.item().py()?,
         };
-        slf.inner.fill_(s).py()?;
+        slf.inner().fill_(s).py()?;
         Ok(slf)
     }
 
     fn zero_(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
-        slf.inner.zero_().py()?;
+        slf.inner().zero_().py()?;
         Ok(slf)
     }
 
@@ -1009,18 +1087,18 @@ impl PyTensor {
         non_blocking: bool,
     ) -> PyResult<PyRef<'py, Self>> {
         let s = tensor_arg(src)?;
-        let t = slf.inner.clone();
+        let t = slf.inner().clone();
         let r = crate::compute::nogil(slf.py(), s.numel().max(t.numel()), || {
             t.copy_with(&s, non_blocking).map(|_| ())
         });
-        slf.inner.adopt_autograd(&t);
+        slf.inner().adopt_autograd(&t);
         r.py()?;
         Ok(slf)
     }
 
     /// A copy; `memory_format="preserve"` (default) keeps a dense layout's dim order.
     fn clone(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.inner.clone();
+        let t = self.inner().clone();
         crate::compute::nogil(py, t.numel(), move || t.clone_data())
             .py()
             .map(PyTensor::wrap)
@@ -1041,7 +1119,7 @@ impl PyTensor {
         let mut target = crate::dtype::opt_dtype(dtype)?;
         let mut dev = match device {
             Some(d) if !d.is_none() => crate::device::opt_device("to", Some(d))?,
-            _ => self.inner.device(),
+            _ => self.inner().device(),
         };
         for a in args.iter() {
             if let Ok(s) = a.extract::<String>() {
@@ -1052,72 +1130,72 @@ impl PyTensor {
             }
             if let Ok(other) = a.cast::<PyTensor>() {
                 // `to(other)`: other's device and dtype.
-                dev = other.get().inner.device();
-                target = Some(other.get().inner.dtype());
+                dev = other.get().inner().device();
+                target = Some(other.get().inner().dtype());
                 continue;
             }
             target = Some(parse_dtype(&a)?);
         }
-        if dev != self.inner.device() {
-            let t = self.inner.clone();
+        if dev != self.inner().device() {
+            let t = self.inner().clone();
             let moved = py.detach(|| t.to_device_with(dev, non_blocking)).py()?;
             let dt = target.unwrap_or(moved.dtype());
             return moved.to_dtype(dt).py().map(PyTensor::wrap);
         }
-        let dt = target.unwrap_or(self.inner.dtype());
-        if dt == self.inner.dtype() {
+        let dt = target.unwrap_or(self.inner().dtype());
+        if dt == self.inner().dtype() {
             return if copy {
-                self.inner.contiguous_copy().py().map(PyTensor::wrap)
+                self.inner().contiguous_copy().py().map(PyTensor::wrap)
             } else {
-                Ok(PyTensor::wrap(self.inner.clone()))
+                Ok(PyTensor::wrap(self.inner().clone()))
             };
         }
-        self.inner.to_dtype(dt).py().map(PyTensor::wrap)
+        self.inner().to_dtype(dt).py().map(PyTensor::wrap)
     }
 
     fn type_as(&self, other: &PyTensor) -> PyResult<PyTensor> {
-        self.inner
-            .to_dtype(other.inner.dtype())
+        self.inner()
+            .to_dtype(other.inner().dtype())
             .py()
             .map(PyTensor::wrap)
     }
 
     fn float(&self) -> PyResult<PyTensor> {
-        self.inner.to_dtype(DType::F32).py().map(PyTensor::wrap)
+        self.inner().to_dtype(DType::F32).py().map(PyTensor::wrap)
     }
 
     fn double(&self) -> PyResult<PyTensor> {
-        self.inner.to_dtype(DType::F64).py().map(PyTensor::wrap)
+        self.inner().to_dtype(DType::F64).py().map(PyTensor::wrap)
     }
 
     fn half(&self) -> PyResult<PyTensor> {
-        self.inner.to_dtype(DType::F16).py().map(PyTensor::wrap)
+        self.inner().to_dtype(DType::F16).py().map(PyTensor::wrap)
     }
 
     fn bfloat16(&self) -> PyResult<PyTensor> {
-        self.inner.to_dtype(DType::BF16).py().map(PyTensor::wrap)
+        self.inner().to_dtype(DType::BF16).py().map(PyTensor::wrap)
     }
 
     fn int(&self) -> PyResult<PyTensor> {
-        self.inner.to_dtype(DType::I32).py().map(PyTensor::wrap)
+        self.inner().to_dtype(DType::I32).py().map(PyTensor::wrap)
     }
 
     fn long(&self) -> PyResult<PyTensor> {
-        self.inner.to_dtype(DType::I64).py().map(PyTensor::wrap)
+        self.inner().to_dtype(DType::I64).py().map(PyTensor::wrap)
     }
 
     fn bool(&self) -> PyResult<PyTensor> {
-        self.inner.to_dtype(DType::Bool).py().map(PyTensor::wrap)
+        self.inner().to_dtype(DType::Bool).py().map(PyTensor::wrap)
     }
 
     /// A host copy of a CUDA tensor; a host tensor itself (the same object, as
     /// PyTorch's `cpu()`).
     fn cpu(slf: PyRef<'_, Self>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
-        if slf.inner.device().is_cpu() {
+        if slf.inner().device().is_cpu() {
             return Ok(slf.into_pyobject(py)?.into_any().unbind());
         }
-        let t = slf.inner.clone();
+        let t = slf.inner().clone();
         let host = py
             .detach(|| t.to_device(strata::Device::Cpu))
             .py()
@@ -1157,34 +1235,34 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         let _ = stream;
         let dev = crate::device::opt_device("to_device", Some(device))?;
-        if dev == self.inner.device() {
-            return Ok(PyTensor::wrap(self.inner.clone()));
+        if dev == self.inner().device() {
+            return Ok(PyTensor::wrap(self.inner().clone()));
         }
-        let t = self.inner.clone();
+        let t = self.inner().clone();
         py.detach(|| t.to_device(dev)).py().map(PyTensor::wrap)
     }
 
     fn index_select(&self, dim: i64, index: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let ix = int_list(index)?;
-        self.inner.index_select(dim, &ix).py().map(PyTensor::wrap)
+        self.inner().index_select(dim, &ix).py().map(PyTensor::wrap)
     }
 
     /// `take(index)`: the elements at flat positions `index` (PyTorch's `torch.take`).
     fn take(&self, index: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let ix = tensor_arg(index)?;
-        self.inner.take(&ix).py().map(PyTensor::wrap)
+        self.inner().take(&ix).py().map(PyTensor::wrap)
     }
 
     /// `gather(dim, index)`: PyTorch's `torch.gather` (NumPy's `take_along_axis`).
     fn gather(&self, dim: i64, index: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let ix = tensor_arg(index)?;
-        self.inner.gather(dim, &ix).py().map(PyTensor::wrap)
+        self.inner().gather(dim, &ix).py().map(PyTensor::wrap)
     }
 
     /// `masked_select(mask)`: the elements where `mask` is true, as a 1-D tensor.
     fn masked_select(&self, mask: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let m = tensor_arg(mask)?;
-        self.inner.masked_select(&m).py().map(PyTensor::wrap)
+        self.inner().masked_select(&m).py().map(PyTensor::wrap)
     }
 
     /// `nonzero()` → an `(n, ndim)` int64 tensor; `nonzero(as_tuple=True)` → one 1-D
@@ -1192,10 +1270,10 @@ impl PyTensor {
     #[pyo3(signature = (*, as_tuple=false))]
     fn nonzero(&self, py: Python<'_>, as_tuple: bool) -> PyResult<Py<PyAny>> {
         if !as_tuple {
-            let t = self.inner.nonzero().py()?;
+            let t = self.inner().nonzero().py()?;
             return Ok(Bound::new(py, PyTensor::wrap(t))?.into_any().unbind());
         }
-        let cols = self.inner.nonzero_tuple().py()?;
+        let cols = self.inner().nonzero_tuple().py()?;
         let items = cols
             .into_iter()
             .map(|c| Bound::new(py, PyTensor::wrap(c)))
@@ -1224,13 +1302,13 @@ impl PyTensor {
             )));
         };
         let src = match as_scalar(values)? {
-            Some(s) => Tensor::full(&[], s, slf.inner.dtype()).py()?,
+            Some(s) => Tensor::full(&[], s, slf.inner().dtype()).py()?,
             None => tensor_arg(values)?,
         };
         if accumulate {
-            slf.inner.index_put_accumulate_(&key, &src).py()?;
+            slf.inner().index_put_accumulate_(&key, &src).py()?;
         } else {
-            slf.inner.index_put_(&key, &src).py()?;
+            slf.inner().index_put_(&key, &src).py()?;
         }
         Ok(slf)
     }
