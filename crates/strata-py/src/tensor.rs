@@ -37,6 +37,16 @@ struct SetView {
     prev: *mut SetView,
 }
 
+/// The view of a `set_` list entry: out of line, so the common case (never `set_`) is a
+/// load and a branch the compiler lays out straight.
+#[cold]
+#[inline(never)]
+fn set_view_of(_owner: &PyTensor, p: *mut SetView) -> &Tensor {
+    // SAFETY: `p` is a non-null entry of `_owner`'s list, which the object owns and frees
+    // only when dropped, which cannot happen while `_owner` is borrowed.
+    unsafe { &(*p).view }
+}
+
 impl std::fmt::Debug for PyTensor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("PyTensor").field(self.inner()).finish()
@@ -64,15 +74,13 @@ impl PyTensor {
     }
 
     /// The view this object shows: the last `set_` gave, else the one it was made with.
-    #[inline]
+    #[inline(always)]
     pub fn inner(&self) -> &Tensor {
         let p = self.set.load(Ordering::Acquire);
         if p.is_null() {
             &self.made
         } else {
-            // SAFETY: a non-null pointer is a `SetView` this object owns and frees only
-            // when dropped, which cannot happen while `&self` is held.
-            unsafe { &(*p).view }
+            set_view_of(self, p)
         }
     }
 
