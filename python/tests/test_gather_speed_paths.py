@@ -111,9 +111,11 @@ def test_integer_indexing_matches_numpy(shape, dtype, seed, contiguous, k):
         ishape = [rng.integers(0, 5) if j == d else rng.integers(0, n.shape[j] + 1)
                   for j in range(n.ndim)]
         gi = rng.integers(0, size, size=ishape)  # PyTorch's gather refuses negative indices
-        same(st.gather(s, d, st.from_numpy(gi)),
-             np.take_along_axis(n[tuple(slice(0, m) if j != d else slice(None)
-                                      for j, m in enumerate(ishape))], gi, axis=d))
+        want = np.take_along_axis(n[tuple(slice(0, m) if j != d else slice(None)
+                                          for j, m in enumerate(ishape))], gi, axis=d)
+        same(st.gather(s, d, st.from_numpy(gi)), want)  # one pass (a contiguous index)
+        # A strided index takes the general way (offsets, then moves).
+        same(st.gather(s, d, st.from_numpy(np.ascontiguousarray(gi[::-1])).flip([0])), want)
     if n.size:
         idx = rng.integers(-n.size, n.size, size=k)
         same(st.take(s, st.from_numpy(idx)), np.take(n, idx))
@@ -197,6 +199,32 @@ def test_bad_indices_are_clear_errors():
         st.gather(x, 0, st.tensor([0]))
     with pytest.raises(IndexError, match="does not match"):
         x[st.tensor([True, False])]
+
+
+@pytest.mark.parametrize("shape, dim", [((600, 300), 1), ((600, 300), 0), ((40, 50, 70), 1),
+                                        ((40, 50, 70), 2), ((200_000,), 0)])
+def test_gather_one_pass_in_parallel_and_its_bad_indices(shape, dim):
+    # Over 2^17 elements the one-pass gather splits rows across threads: values against
+    # NumPy, and an out-of-range value named as the first in row-major order, whichever
+    # part finds it first.
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal(shape).astype(np.float32)
+    s = st.from_numpy(a)
+    ishape = list(shape)
+    ishape[dim] = max(1, (1 << 18) // (np.prod(shape) // shape[dim]))
+    gi = rng.integers(0, shape[dim], size=ishape)
+    same(st.gather(s, dim, st.from_numpy(gi)), np.take_along_axis(a, gi, axis=dim))
+    same(st.gather(s.flip([0]), dim, st.from_numpy(gi)),
+         np.take_along_axis(a[::-1], gi, axis=dim))
+    flat = gi.reshape(-1)
+    for bad in ([flat.size - 1], [flat.size // 2, flat.size - 1], [5, flat.size // 3]):
+        g = flat.copy()
+        g[bad[0]] = -1 - bad[0] % 3
+        for j in bad[1:]:
+            g[j] = shape[dim] + 7
+        with pytest.raises(IndexError, match=f"index {g[bad[0]]} is out of bounds for "
+                                             f"dimension {dim} with size {shape[dim]}"):
+            st.gather(s, dim, st.from_numpy(g.reshape(ishape)))
 
 
 def test_results_own_their_memory():

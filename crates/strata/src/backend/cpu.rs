@@ -84,6 +84,17 @@ impl Backend for CpuBackend {
         kernel::gather::gather(op, out, nb, src, rest_strides, offs)
     }
 
+    fn gather_dim(
+        &self,
+        op: &'static str,
+        out: &Tensor,
+        src: &Tensor,
+        dim: usize,
+        index: &Tensor,
+    ) -> Result<bool> {
+        kernel::gather::gather_dim(op, out, src, dim, index)
+    }
+
     fn scatter(
         &self,
         op: &'static str,

@@ -169,6 +169,25 @@ pub(crate) trait Backend: Send + Sync {
         offs: &[isize],
     ) -> Result<()>;
 
+    /// PyTorch's `gather` along `dim` in one pass, for the layouts the backend has such a
+    /// loop for (`out` a fresh tensor of `index`'s shape, `index` int64 with its other
+    /// dims no longer than `src`'s, both checked by the op layer); `Ok(false)`, having
+    /// done nothing, sends the op layer the general way ([`index_offsets`] then
+    /// [`gather`]), which is what this default does.
+    ///
+    /// [`index_offsets`]: Self::index_offsets
+    /// [`gather`]: Self::gather
+    fn gather_dim(
+        &self,
+        _op: &'static str,
+        _out: &Tensor,
+        _src: &Tensor,
+        _dim: usize,
+        _index: &Tensor,
+    ) -> Result<bool> {
+        Ok(false)
+    }
+
     /// `dst[dst.offset + offs[j] + r·rest_strides] = src[j, r]` (`+=` with
     /// `accumulate`); `src` is disjoint from `dst` (the op layer staged it).
     #[allow(clippy::too_many_arguments)]

@@ -949,3 +949,249 @@ unsafe fn moves<const N: usize>(
         }
     }
 }
+
+/// PyTorch's `gather` in one pass: `out[c] = src[c with coordinate dim := index[c]]` for
+/// every coordinate `c` of `index` (row-major), reading each index value, checking it
+/// against `0..size` of `dim` and moving the element — no vector of offsets is built.
+/// Taken when `index` is a contiguous, aligned `int64` host tensor of `out`'s shape, `out` is
+/// contiguous (a fresh tensor, disjoint from `src`) and elements are 1, 2, 4 or 8 bytes;
+/// returns `Ok(false)`, having done nothing, otherwise. An out-of-range value is the
+/// index error of [`add_index_offsets`], naming the first one in row-major order.
+pub(crate) fn gather_dim(
+    op: &'static str,
+    out: &Tensor,
+    src: &Tensor,
+    dim: usize,
+    index: &Tensor,
+) -> Result<bool> {
+    let item = src.dtype().itemsize();
+    let nd = index.ndim();
+    if !matches!(item, 1 | 2 | 4 | 8)
+        || nd == 0
+        || nd != src.ndim()
+        || index.dtype() != DType::I64
+        || !index.device().is_cpu()
+        || !index.layout().is_contiguous()
+        || !out.layout().is_contiguous()
+        || out.shape() != index.shape()
+    {
+        return Ok(false);
+    }
+    let _g = super::plan::borrow_for_write(op, out, [src, index])?;
+    // SAFETY: a contiguous layout's elements are the `numel` values from its offset,
+    // inside its storage (L4), kept alive and unwritten by the borrow above.
+    let ip = unsafe { (index.storage().data_ptr() as *const u8).add(index.offset() * 8) };
+    if !(ip as usize).is_multiple_of(align_of::<i64>()) {
+        return Ok(false);
+    }
+    let numel = index.numel();
+    let k = index.shape()[nd - 1];
+    if numel == 0 {
+        return Ok(true);
+    }
+    // SAFETY: as above; aligned, and any bit pattern is an `i64`.
+    let ix = unsafe { std::slice::from_raw_parts(ip.cast::<i64>(), numel) };
+    // Each row's first element in `src` (the coordinates but `dim`'s and the last's):
+    // positions of `src`'s valid layout, as the index's other dims are no longer than
+    // `src`'s (checked by the caller).
+    let mut weights: crate::layout::DimVec<isize> =
+        crate::layout::DimVec::from_slice(&src.strides()[..nd - 1]);
+    if dim < nd - 1 {
+        weights[dim] = 0;
+    }
+    let mut bases: Vec<isize> = try_vec(op, numel / k)?;
+    walk(
+        &index.shape()[..nd - 1],
+        [&weights],
+        [src.offset()],
+        |[b]| bases.push(b as isize),
+    );
+    let g = DimGeo {
+        size: src.shape()[dim] as u64,
+        stride: src.strides()[dim],
+        step: if dim == nd - 1 {
+            0
+        } else {
+            src.strides()[nd - 1]
+        },
+        k,
+    };
+    let (dp, sp) = (
+        Shared(out.storage().data_ptr()),
+        Shared(src.storage().data_ptr() as *const u8),
+    );
+    let o0 = out.offset();
+    let level = crate::kernel::cpu::level();
+    // Rows `[lo, hi)`: the first bad (row, value), if any, having stopped there.
+    let part = |lo: usize, hi: usize| -> Option<(usize, i64)> {
+        macro_rules! go {
+            ($n:literal) => {
+                // SAFETY: `out` is contiguous from `o0` with `bases.len()·k` elements;
+                // each read is checked in range before it is made, and is then an element
+                // of `src`'s valid layout; the borrows above hold both storages; `level`
+                // is the machine's.
+                unsafe { dim_rows_on::<$n>(level, dp.get(), sp.get(), o0, &g, &bases, ix, lo, hi) }
+            };
+        }
+        match item {
+            1 => go!(1),
+            2 => go!(2),
+            4 => go!(4),
+            _ => go!(8),
+        }
+    };
+    let rows = bases.len();
+    let bad = if numel >= GATHER_DIM_PAR && rows >= 2 {
+        use rayon::prelude::*;
+        crate::kernel::pool::parallel(|threads| {
+            if threads < 2 {
+                return part(0, rows);
+            }
+            let per = rows.div_ceil(threads * 4).max(1);
+            (0..rows.div_ceil(per))
+                .into_par_iter()
+                .filter_map(|c| part(c * per, ((c + 1) * per).min(rows)))
+                .min_by_key(|&(row, _)| row)
+        })
+    } else {
+        part(0, rows)
+    };
+    match bad {
+        None => Ok(true),
+        Some((_, v)) => Err(Error::index(
+            op,
+            format!(
+                "index {v} is out of bounds for dimension {dim} with size {}",
+                g.size
+            ),
+        )),
+    }
+}
+
+/// Elements from which [`gather_dim`] goes parallel: its loop does a read, a check and a
+/// move per element, a few times the work of a move by offset ([`GATHER_PAR`]).
+const GATHER_DIM_PAR: usize = 1 << 15;
+
+/// What [`dim_rows`] needs of a gather along a dim: its `size` and `stride` in `src`, the
+/// `src` step of the index's last dim (0 when that is the gathered dim) and the row
+/// length `k`.
+struct DimGeo {
+    size: u64,
+    stride: isize,
+    step: isize,
+    k: usize,
+}
+
+/// [`dim_rows`], compiled for `level` (wider vectors for the checks; the moves may use
+/// the level's gather instructions).
+///
+/// # Safety
+/// As for [`dim_rows`]; `level` at most [`cpu::level`](crate::kernel::cpu::level).
+#[allow(clippy::too_many_arguments)]
+unsafe fn dim_rows_on<const N: usize>(
+    level: crate::kernel::cpu::Level,
+    dp: *mut u8,
+    sp: *const u8,
+    o0: usize,
+    g: &DimGeo,
+    bases: &[isize],
+    ix: &[i64],
+    lo: usize,
+    hi: usize,
+) -> Option<(usize, i64)> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::kernel::cpu::Level;
+        #[allow(clippy::too_many_arguments)]
+        #[target_feature(enable = "avx2,fma,f16c")]
+        unsafe fn on_avx2<const N: usize>(
+            dp: *mut u8,
+            sp: *const u8,
+            o0: usize,
+            g: &DimGeo,
+            bases: &[isize],
+            ix: &[i64],
+            lo: usize,
+            hi: usize,
+        ) -> Option<(usize, i64)> {
+            // SAFETY: the contract of `dim_rows_on`.
+            unsafe { dim_rows::<N>(dp, sp, o0, g, bases, ix, lo, hi) }
+        }
+        #[allow(clippy::too_many_arguments)]
+        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")]
+        unsafe fn on_avx512<const N: usize>(
+            dp: *mut u8,
+            sp: *const u8,
+            o0: usize,
+            g: &DimGeo,
+            bases: &[isize],
+            ix: &[i64],
+            lo: usize,
+            hi: usize,
+        ) -> Option<(usize, i64)> {
+            // SAFETY: the contract of `dim_rows_on`.
+            unsafe { dim_rows::<N>(dp, sp, o0, g, bases, ix, lo, hi) }
+        }
+        match level {
+            // SAFETY: the caller's contract; the CPU has the level's features.
+            Level::Avx512 => return unsafe { on_avx512::<N>(dp, sp, o0, g, bases, ix, lo, hi) },
+            // SAFETY: as above.
+            Level::Avx2 => return unsafe { on_avx2::<N>(dp, sp, o0, g, bases, ix, lo, hi) },
+            Level::Portable => {}
+        }
+    }
+    let _ = level;
+    // SAFETY: the caller's contract.
+    unsafe { dim_rows::<N>(dp, sp, o0, g, bases, ix, lo, hi) }
+}
+
+/// Rows `lo..hi` of [`gather_dim`] for `N`-byte elements: each row's index values are
+/// checked first (one branch-free pass over values already in L1), then moved. Returns
+/// the first bad (row, value), having written only the rows before it.
+///
+/// # Safety
+/// `dp` from element `o0` must be valid for `bases.len()·k` writes, disjoint from `sp`;
+/// `bases[r] + j·step + v·stride` must be an element of `sp`'s storage for every row `r`,
+/// `j < k` and `v < size`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn dim_rows<const N: usize>(
+    dp: *mut u8,
+    sp: *const u8,
+    o0: usize,
+    g: &DimGeo,
+    bases: &[isize],
+    ix: &[i64],
+    lo: usize,
+    hi: usize,
+) -> Option<(usize, i64)> {
+    let (d, s) = (dp.cast::<[u8; N]>(), sp.cast::<[u8; N]>());
+    let (size, stride, step, k) = (g.size, g.stride, g.step, g.k);
+    for r in lo..hi {
+        let row = &ix[r * k..(r + 1) * k];
+        let bad = row.iter().fold(false, |acc, &v| acc | ((v as u64) >= size));
+        if bad {
+            let v = *row.iter().find(|&&v| (v as u64) >= size)?;
+            return Some((r, v));
+        }
+        let b = bases[r];
+        // SAFETY: the caller's contract; every value of the row is in `0..size`.
+        unsafe {
+            let drow = d.add(o0 + r * k);
+            if step == 0 && stride == 1 {
+                let srow = s.offset(b);
+                for (j, &v) in row.iter().enumerate() {
+                    drow.add(j).write(srow.offset(v as isize).read_unaligned());
+                }
+            } else {
+                for (j, &v) in row.iter().enumerate() {
+                    let p = b
+                        .wrapping_add((j as isize).wrapping_mul(step))
+                        .wrapping_add((v as isize).wrapping_mul(stride));
+                    drow.add(j).write(s.offset(p).read_unaligned());
+                }
+            }
+        }
+    }
+    None
+}

@@ -666,6 +666,11 @@ impl Tensor {
             }
         }
         let count = checked_numel(OP, index.shape())?;
+        let out = Tensor::alloc_uninit_on(OP, index.shape(), self.dtype(), self.device())?;
+        // backend seam: one pass where the backend has a loop for the layouts.
+        if backend_of(OP, &[&out, self])?.gather_dim(OP, &out, self, d, index)? {
+            return Ok(out);
+        }
         // Offsets of the other dims' coordinates (each within this tensor's shape, so
         // positions of its valid layout), then the index's along `dim`.
         let mut weights: DimVec<isize> = DimVec::from_slice(self.strides());
@@ -680,7 +685,6 @@ impl Tensor {
             Some(Bound::non_negative(d, self.shape()[d])),
             self.strides()[d],
         )?;
-        let out = Tensor::alloc_uninit_on(OP, index.shape(), self.dtype(), self.device())?;
         // backend seam
         backend_of(OP, &[&out, self])?.gather(OP, &out, nd, self, &[], &offs)?;
         Ok(out)
