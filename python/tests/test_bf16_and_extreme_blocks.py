@@ -139,6 +139,16 @@ def test_integer_extremes_against_numpy(dtype):
         t = st.from_numpy(v)
         assert t.amax().numpy() == v.max() and t.amin().numpy() == v.min()
         assert t.max().numpy() == v.max() and t[::2].amin().numpy() == v[::2].min()
+        # The type's extremes planted at lane, pair and block edges (int32's vector
+        # blocks are 32 elements in pairs of 16, folded 512 at a time).
+        for at in {0, 15, 16, 31, 32, 511, 512, 513, n // 2, n - 1}:
+            if at >= n:
+                continue
+            w = np.zeros(n, dtype)
+            w[at] = info.max
+            assert st.from_numpy(w).amax().numpy() == info.max
+            w[at] = info.min
+            assert st.from_numpy(w).amin().numpy() == info.min
 
 
 _ALL = """
