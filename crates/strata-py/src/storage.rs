@@ -174,17 +174,7 @@ impl PyTensor {
                 t.set_empty().py()?;
             }
             (Some((st, typed)), None, None) if stride.is_none() => {
-                if let Some(d) = typed.filter(|&d| d != t.dtype()) {
-                    return Err(err(
-                        ErrorKind::DType,
-                        "set_",
-                        format!(
-                            "Expected a Storage of type {} or an UntypedStorage, but got type {} for argument 1 'storage'",
-                            t.dtype().c_name(),
-                            d.legacy_name()
-                        ),
-                    ));
-                }
+                typed_matches(typed, t.dtype())?;
                 match src_tensor {
                     Some(src) => t.set_to(src.get().inner()).py()?,
                     None => {
@@ -194,17 +184,7 @@ impl PyTensor {
                 };
             }
             (Some((st, typed)), Some(off), Some(size)) => {
-                if let Some(d) = typed.filter(|&d| d != t.dtype()) {
-                    return Err(err(
-                        ErrorKind::DType,
-                        "set_",
-                        format!(
-                            "Expected a Storage of type {} or an UntypedStorage, but got type {} for argument 1 'storage'",
-                            t.dtype().c_name(),
-                            d.legacy_name()
-                        ),
-                    ));
-                }
+                typed_matches(typed, t.dtype())?;
                 if !off.is_instance_of::<PyInt>() {
                     return Err(set_signature_error(&all));
                 }
@@ -774,6 +754,22 @@ fn whole(storage: &Storage, dtype: DType) -> PyResult<Tensor> {
         dtype,
     )
     .py()
+}
+
+/// `set_`'s refusal of a typed storage of another dtype than the tensor's (PyTorch's text).
+fn typed_matches(typed: Option<DType>, dtype: DType) -> PyResult<()> {
+    match typed {
+        Some(d) if d != dtype => Err(err(
+            ErrorKind::DType,
+            "set_",
+            format!(
+                "Expected a Storage of type {} or an UntypedStorage, but got type {} for argument 1 'storage'",
+                dtype.c_name(),
+                d.legacy_name()
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// PyTorch's `TypeError` for `set_` arguments that match none of its forms.

@@ -9,6 +9,7 @@
 
 use crate::dtype::DType;
 use crate::error::{try_vec, Error, Result};
+use crate::kernel::half_convert::{run_at, AtLevel};
 use crate::kernel::math::dispatch;
 use crate::kernel::walk;
 use crate::storage::borrow::acquire;
@@ -1030,7 +1031,21 @@ pub(crate) fn gather_dim(
                 // each read is checked in range before it is made, and is then an element
                 // of `src`'s valid layout; the borrows above hold both storages; `level`
                 // is the machine's.
-                unsafe { dim_rows_on::<$n>(level, dp.get(), sp.get(), o0, &g, &bases, ix, lo, hi) }
+                unsafe {
+                    let rows = DimRows::<$n> {
+                        dp: dp.get(),
+                        sp: sp.get(),
+                        o0,
+                        g: &g,
+                        bases: &bases,
+                        ix,
+                        lo,
+                        hi,
+                        bad: std::cell::Cell::new(None),
+                    };
+                    run_at(level, &rows);
+                    rows.bad.get()
+                }
             };
         }
         match item {
@@ -1082,67 +1097,31 @@ struct DimGeo {
     k: usize,
 }
 
-/// [`dim_rows`], compiled for `level` (wider vectors for the checks; the moves may use
-/// the level's gather instructions).
-///
-/// # Safety
-/// As for [`dim_rows`]; `level` at most [`cpu::level`](crate::kernel::cpu::level).
-#[allow(clippy::too_many_arguments)]
-unsafe fn dim_rows_on<const N: usize>(
-    level: crate::kernel::cpu::Level,
+/// [`dim_rows`] as an [`AtLevel`] computation, so it is compiled for each CPU level
+/// (wider vectors for the checks; the level's gather instructions for the moves, where
+/// the compiler finds them worth it).
+struct DimRows<'a, const N: usize> {
     dp: *mut u8,
     sp: *const u8,
     o0: usize,
-    g: &DimGeo,
-    bases: &[isize],
-    ix: &[i64],
+    g: &'a DimGeo,
+    bases: &'a [isize],
+    ix: &'a [i64],
     lo: usize,
     hi: usize,
-) -> Option<(usize, i64)> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use crate::kernel::cpu::Level;
-        #[allow(clippy::too_many_arguments)]
-        #[target_feature(enable = "avx2,fma,f16c")]
-        unsafe fn on_avx2<const N: usize>(
-            dp: *mut u8,
-            sp: *const u8,
-            o0: usize,
-            g: &DimGeo,
-            bases: &[isize],
-            ix: &[i64],
-            lo: usize,
-            hi: usize,
-        ) -> Option<(usize, i64)> {
-            // SAFETY: the contract of `dim_rows_on`.
-            unsafe { dim_rows::<N>(dp, sp, o0, g, bases, ix, lo, hi) }
-        }
-        #[allow(clippy::too_many_arguments)]
-        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")]
-        unsafe fn on_avx512<const N: usize>(
-            dp: *mut u8,
-            sp: *const u8,
-            o0: usize,
-            g: &DimGeo,
-            bases: &[isize],
-            ix: &[i64],
-            lo: usize,
-            hi: usize,
-        ) -> Option<(usize, i64)> {
-            // SAFETY: the contract of `dim_rows_on`.
-            unsafe { dim_rows::<N>(dp, sp, o0, g, bases, ix, lo, hi) }
-        }
-        match level {
-            // SAFETY: the caller's contract; the CPU has the level's features.
-            Level::Avx512 => return unsafe { on_avx512::<N>(dp, sp, o0, g, bases, ix, lo, hi) },
-            // SAFETY: as above.
-            Level::Avx2 => return unsafe { on_avx2::<N>(dp, sp, o0, g, bases, ix, lo, hi) },
-            Level::Portable => {}
-        }
+    bad: std::cell::Cell<Option<(usize, i64)>>,
+}
+
+impl<const N: usize> AtLevel for DimRows<'_, N> {
+    #[inline(always)]
+    unsafe fn run(&self, _level: crate::kernel::cpu::Level) {
+        // SAFETY: the contract of `dim_rows`, which whoever built this value keeps.
+        self.bad.set(unsafe {
+            dim_rows::<N>(
+                self.dp, self.sp, self.o0, self.g, self.bases, self.ix, self.lo, self.hi,
+            )
+        });
     }
-    let _ = level;
-    // SAFETY: the caller's contract.
-    unsafe { dim_rows::<N>(dp, sp, o0, g, bases, ix, lo, hi) }
 }
 
 /// Rows `lo..hi` of [`gather_dim`] for `N`-byte elements: each row's index values are
