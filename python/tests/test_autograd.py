@@ -352,3 +352,16 @@ def test_function_mark_dirty_of_a_view_of_an_untracked_tensor_is_refused():
     base = st.zeros(4)
     with pytest.raises(RuntimeError, match="view of a tensor that does not require grad"):
         AddInto.apply(base[1:3], w)
+
+
+def test_repr_shows_autograd_state_as_pytorch():
+    # PyTorch's suffixes: `requires_grad=True` on a leaf that requires grad, the node's
+    # name on a tensor autograd made, nothing once detached or under no_grad.
+    x = st.zeros(2, dtype=st.float64, requires_grad=True)
+    assert repr(x) == "tensor([0., 0.], dtype=strata.float64, requires_grad=True)"
+    assert repr(x * 2) == "tensor([0., 0.], dtype=strata.float64, grad_fn=<MulBackward0>)"
+    assert repr(x[0]) == "tensor(0., dtype=strata.float64, grad_fn=<SelectBackward0>)"
+    assert repr(st.zeros(0, requires_grad=True)) == "tensor([], requires_grad=True)"
+    assert repr(x.detach()) == "tensor([0., 0.], dtype=strata.float64)"
+    with st.no_grad():
+        assert repr(x * 2) == "tensor([0., 0.], dtype=strata.float64)"

@@ -195,12 +195,19 @@ impl Tensor {
     /// `prefix` in place of `tensor(` and the dtype written as `dtype_prefix` + name when
     /// it is not a default dtype (float32, int64, bool).
     pub fn format_values(&self, prefix: &str, dtype_prefix: &str) -> Result<String> {
+        // PyTorch's autograd suffix: the node that made the tensor, else whether it is a
+        // leaf that requires grad.
+        let grad = match self.grad_fn() {
+            Some(f) => Some(format!("grad_fn=<{}>", f.name())),
+            None if self.requires_grad() => Some("requires_grad=True".to_string()),
+            None => None,
+        };
         if !self.device().is_cpu() {
             // A GPU tensor prints its host copy, with PyTorch's `device='cuda:0'` suffix.
             let host = self.host_copy("format")?;
-            return host.format_on(prefix, dtype_prefix, Some(self.device()));
+            return host.format_on(prefix, dtype_prefix, Some(self.device()), grad);
         }
-        self.format_on(prefix, dtype_prefix, None)
+        self.format_on(prefix, dtype_prefix, None, grad)
     }
 
     fn format_on(
@@ -208,6 +215,7 @@ impl Tensor {
         prefix: &str,
         dtype_prefix: &str,
         device: Option<crate::storage::Device>,
+        grad: Option<String>,
     ) -> Result<String> {
         self.check_host("format")?;
         let summarize = self.numel() > THRESHOLD;
@@ -246,6 +254,7 @@ impl Tensor {
         if !default {
             suffixes.push(format!("dtype={dtype_prefix}{}", self.dtype));
         }
+        suffixes.extend(grad);
         // PyTorch's `_add_suffixes`: each suffix goes on the last line unless that would
         // pass the line width, then on a line of its own, indented under the values.
         let mut out = format!("{prefix}{body}");
