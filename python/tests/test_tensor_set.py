@@ -252,6 +252,11 @@ def test_autograd_rules():
     with st.no_grad():
         v.set_(st.zeros(2))
     assert not v.requires_grad and v.grad_fn is None
+    # A view of a tensor autograd made (not a leaf): allowed with grad mode on, as in
+    # PyTorch, and cut loose from the graph (no longer its base's view).
+    w_view = (st.ones(4, requires_grad=True) * 2)[1:]
+    w_view.set_(st.zeros(2))
+    assert not w_view.requires_grad and w_view.grad_fn is None
     # A leaf set_ under no_grad still trains: the gradient reaches it.
     w = st.zeros(2, requires_grad=True)
     with st.no_grad():

@@ -978,19 +978,22 @@ pub(crate) fn gather_dim(
     {
         return Ok(false);
     }
-    let _g = super::plan::borrow_for_write(op, out, [src, index])?;
     // SAFETY: a contiguous layout's elements are the `numel` values from its offset,
-    // inside its storage (L4), kept alive and unwritten by the borrow above.
+    // inside its storage (L4); read only under the borrow below.
     let ip = unsafe { (index.storage().data_ptr() as *const u8).add(index.offset() * 8) };
     if !(ip as usize).is_multiple_of(align_of::<i64>()) {
         return Ok(false);
     }
+    // Taken only once the path is sure: declining must leave `out` untouched (its
+    // version unbumped).
+    let _g = super::plan::borrow_for_write(op, out, [src, index])?;
     let numel = index.numel();
     let k = index.shape()[nd - 1];
     if numel == 0 {
         return Ok(true);
     }
-    // SAFETY: as above; aligned, and any bit pattern is an `i64`.
+    // SAFETY: the `numel` values from `ip` (see above), kept alive and unwritten by the
+    // borrow; aligned, and any bit pattern is an `i64`.
     let ix = unsafe { std::slice::from_raw_parts(ip.cast::<i64>(), numel) };
     // Each row's first element in `src` (the coordinates but `dim`'s and the last's):
     // positions of `src`'s valid layout, as the index's other dims are no longer than
