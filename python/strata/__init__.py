@@ -61,6 +61,7 @@ from ._strata import frombuffer as frombuffer
 from ._strata import where as where
 from ._strata import cat, concatenate, cumulative_sum, einsum, meshgrid, searchsorted, stack  # noqa: E402
 from ._strata import tensordot  # noqa: E402
+from ._strata import complex, polar  # noqa: E402,A004  (PyTorch's names)
 
 
 def _with_requires_grad(fn):
@@ -102,7 +103,11 @@ float16 = _strata.float16
 bfloat16 = _strata.bfloat16
 float32 = _strata.float32
 float64 = _strata.float64
+complex64 = _strata.complex64
+complex128 = _strata.complex128
 half = float16
+cfloat = complex64
+cdouble = complex128
 float = float32  # noqa: A001
 double = float64
 short = int16
@@ -172,7 +177,7 @@ del _name
 _OP_TABLE = tuple(_strata._op_table())
 _ELEMENTWISE = [name for name, arity, _ in _OP_TABLE if arity < 3]
 _BINARY = frozenset(name for name, arity, _ in _OP_TABLE if arity == 2)
-_NUMBER = (_builtins.int, _builtins.float, _builtins.bool)
+_NUMBER = (_builtins.int, _builtins.float, _builtins.bool, _builtins.complex)
 
 
 def _method(name: str):
@@ -207,6 +212,7 @@ _INDEX_FUNCTIONS = ["nonzero", "take", "gather", "masked_select"]  # indexing op
 _MORE_FUNCTIONS = """
 roll tile tril triu diff scatter scatter_add take_along_dim argwhere
 sort argsort topk unique softmax log_softmax isclose allclose cross trace
+view_as_real view_as_complex conj conj_physical resolve_conj resolve_neg is_conj is_neg angle
 """.split()
 
 for _name in _FUNCTIONS + _INDEX_FUNCTIONS + _MORE_FUNCTIONS:
@@ -247,6 +253,21 @@ def load(f, *, mmap: bool = False, mmap_mode: str | None = None, max_header_size
     if mmap_mode is None and mmap:
         mmap_mode = "c"
     return _strata._load_npy(_os.fspath(f), mmap_mode, max_header_size)
+
+
+def real(input: Tensor) -> Tensor:
+    """The real part: a view of a complex tensor's real parts; a real tensor itself."""
+    return input.real
+
+
+def imag(input: Tensor) -> Tensor:
+    """The imaginary part: a view of a complex tensor's imaginary parts."""
+    return input.imag
+
+
+def is_complex(input: Tensor) -> bool:
+    """True for a complex64 or complex128 tensor."""
+    return input.is_complex()
 
 
 def is_tensor(obj) -> bool:
@@ -328,6 +349,11 @@ __all__ = [
     "cumulative_sum",
     "einsum",
     "tensordot",
+    "complex",
+    "polar",
+    "real",
+    "imag",
+    "is_complex",
     "LinAlgError",
     "linalg",
 ]

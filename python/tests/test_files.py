@@ -150,7 +150,7 @@ def test_npy_errors(tmp_path):
     np.save(p, np.zeros(2, dtype=[("a", "<f4"), ("b", "<i4")]))
     with pytest.raises(TypeError, match="structured"):
         st.load(p)
-    np.save(p, np.zeros(2, dtype=np.complex64))
+    np.save(p, np.zeros(2, dtype=np.clongdouble))
     with pytest.raises(TypeError, match="complex"):
         st.load(p)
     np.save(p, np.arange(10, dtype=np.int32))

@@ -218,8 +218,9 @@ FOREIGN = [
     (np.bytes_(b"ab"), "S2"),
     (np.array([b"ab"]), "S2"),
     (np.void(b"ab"), "V2"),
-    (np.complex64(1), "complex64"),
-    (np.array([1j]), "complex128"),
+    (np.clongdouble(1), "complex256"),
+    (np.array([1j], dtype=np.clongdouble), "complex256"),
+    (np.longdouble(1), "float128"),
     (np.array([object()]), "object"),
 ]
 

@@ -162,7 +162,7 @@ def test_from_numpy_direct_path_refusals_take_the_buffer_errors():
     with pytest.raises(Exception, match="datetime|unsupported"):
         st.from_numpy(np.arange(3, dtype="datetime64[s]"))
     with pytest.raises(Exception, match="unsupported|format"):
-        st.from_numpy(np.zeros(3, dtype=np.complex128))
+        st.from_numpy(np.zeros(3, dtype=np.clongdouble))
     # Subclasses (np.memmap, np.matrix, user subclasses) take the buffer protocol.
     m = np.asmatrix(np.arange(6.0).reshape(2, 3))
     tm = st.from_numpy(m)

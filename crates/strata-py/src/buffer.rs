@@ -40,6 +40,8 @@ fn format_of(dt: DType) -> Option<&'static CStr> {
         DType::F16 => c"e",
         DType::F32 => c"f",
         DType::F64 => c"d",
+        DType::C64 => c"Zf",
+        DType::C128 => c"Zd",
         DType::BF16 => return None,
     })
 }
@@ -51,6 +53,7 @@ pub fn typestr_of(dt: DType) -> Option<String> {
         DType::U8 | DType::U16 | DType::U32 | DType::U64 => ('u', dt.itemsize()),
         DType::I8 | DType::I16 | DType::I32 | DType::I64 => ('i', dt.itemsize()),
         DType::F16 | DType::F32 | DType::F64 => ('f', dt.itemsize()),
+        DType::C64 | DType::C128 => ('c', dt.itemsize()),
         DType::BF16 => return None,
     };
     let order = if size == 1 { '|' } else { '<' };
@@ -363,6 +366,8 @@ fn dtype_of_format(fmt: &str, itemsize: usize) -> PyResult<DType> {
         ("e", 2) => DType::F16,
         ("f", 4) => DType::F32,
         ("d", 8) => DType::F64,
+        ("Zf", 8) => DType::C64,
+        ("Zd", 16) => DType::C128,
         ("O", _) => {
             return Err(err(
                 ErrorKind::DType,
@@ -374,7 +379,7 @@ fn dtype_of_format(fmt: &str, itemsize: usize) -> PyResult<DType> {
             return Err(err(
                 ErrorKind::DType,
                 "from_numpy",
-                format!("unsupported buffer format '{fmt}' (itemsize {itemsize}): strata supports bool, (u)int8-64, float16/32/64"),
+                format!("unsupported buffer format '{fmt}' (itemsize {itemsize}): strata supports bool, (u)int8-64, float16/32/64, complex64/128"),
             ))
         }
     };

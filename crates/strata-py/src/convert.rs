@@ -2,14 +2,14 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PySequence, PyTuple};
+use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyList, PySequence, PyTuple};
 use strata::layout::DimVec;
 use strata::{with_dtype, DType, Element, ErrorKind, Scalar, Tensor};
 
 use crate::errors::{err, IntoPy};
 
-/// A Python `bool`, `int` or `float` (or anything with `__index__` / `__float__`) as a
-/// scalar; `None` when `obj` is not a number.
+/// A Python `bool`, `int`, `float` or `complex` (or a NumPy scalar) as a scalar; `None`
+/// when `obj` is not a number.
 pub fn as_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     if obj.is_instance_of::<PyBool>() {
         return Ok(Some(Scalar::Bool(obj.extract()?)));
@@ -30,6 +30,9 @@ pub fn as_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     if obj.is_instance_of::<PyFloat>() {
         return Ok(Some(Scalar::Float(obj.extract()?)));
     }
+    if let Ok(c) = obj.cast::<PyComplex>() {
+        return Ok(Some(Scalar::Complex(c.real(), c.imag())));
+    }
     // NumPy scalars and other numbers.
     if obj.hasattr("dtype")? && obj.hasattr("item")? && obj.getattr("shape")?.len()? == 0 {
         if let Some(e) = numpy_kind_error("tensor", obj) {
@@ -41,8 +44,8 @@ pub fn as_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
 }
 
 /// NumPy dtype kinds with no strata equivalent: datetime64, timedelta64, bytes, str,
-/// void (structured), object, complex.
-const FOREIGN_KINDS: &str = "MmSUVOc";
+/// void (structured), object. (Complex is one only as `complex256`, refused by size.)
+const FOREIGN_KINDS: &str = "MmSUVO";
 
 /// The `DTypeError` for a NumPy array or scalar whose dtype strata cannot hold (a
 /// datetime64 scalar, say, exports its 8 bytes as a uint8 buffer), naming the dtype;
@@ -50,13 +53,20 @@ const FOREIGN_KINDS: &str = "MmSUVOc";
 pub fn numpy_kind_error(op: &'static str, obj: &Bound<'_, PyAny>) -> Option<PyErr> {
     let dtype = obj.getattr("dtype").ok()?;
     let kind: String = dtype.getattr("kind").ok()?.extract().ok()?;
-    let kind = kind.chars().next().filter(|k| FOREIGN_KINDS.contains(*k))?;
+    let size: usize = dtype.getattr("itemsize").ok()?.extract().ok()?;
+    // Extended precision (float128, complex256) has no strata dtype either.
+    let wide = matches!((kind.as_str(), size), ("f", 9..) | ("c", 17..));
+    let kind = kind
+        .chars()
+        .next()
+        .filter(|k| FOREIGN_KINDS.contains(*k) || wide)?;
     let what = match kind {
+        'f' => "extended precision",
+        'c' => "extended precision complex numbers",
         'M' | 'm' => "dates and durations",
         'S' | 'U' => "strings",
         'V' => "structured records",
-        'O' => "Python objects",
-        _ => "complex numbers",
+        _ => "Python objects",
     };
     let name = dtype
         .str()
@@ -66,7 +76,7 @@ pub fn numpy_kind_error(op: &'static str, obj: &Bound<'_, PyAny>) -> Option<PyEr
         ErrorKind::DType,
         op,
         format!(
-            "NumPy dtype {name} ({what}) is unsupported: strata holds bool, (u)int8-64, float16/32/64 and bfloat16"
+            "NumPy dtype {name} ({what}) is unsupported: strata holds bool, (u)int8-64, float16/32/64, bfloat16 and complex64/128"
         ),
     ))
 }
@@ -315,9 +325,12 @@ fn walk(obj: &Bound<'_, PyAny>, depth: usize, out: &mut Nested) -> PyResult<()> 
     Ok(())
 }
 
-/// PyTorch's inference: float32 if any float, else int64 if any int, else bool.
+/// PyTorch's inference: complex64 if any complex, else float32 if any float, else int64
+/// if any int, else bool.
 fn infer_dtype(values: &[Scalar]) -> DType {
-    if values.iter().any(|v| matches!(v, Scalar::Float(_))) {
+    if values.iter().any(|v| matches!(v, Scalar::Complex(..))) {
+        DType::C64
+    } else if values.iter().any(|v| matches!(v, Scalar::Float(_))) {
         DType::F32
     } else if values
         .iter()
@@ -361,6 +374,7 @@ pub fn scalar_to_py(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
         Scalar::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
         Scalar::UInt(u) => u.into_pyobject(py)?.into_any().unbind(),
         Scalar::Float(f) => PyFloat::new(py, f).into_any().unbind(),
+        Scalar::Complex(re, im) => PyComplex::from_doubles(py, re, im).into_any().unbind(),
     })
 }
 

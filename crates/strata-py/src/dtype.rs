@@ -35,12 +35,18 @@ impl PyDType {
         self.0.is_float()
     }
 
-    /// True for signed dtypes (signed integers and floats).
+    /// True for the complex dtypes.
+    #[getter]
+    fn is_complex(&self) -> bool {
+        self.0.is_complex()
+    }
+
+    /// True for signed dtypes (signed integers, floats and complex).
     #[getter]
     fn is_signed(&self) -> bool {
         matches!(
             self.0.kind(),
-            strata::DTypeKind::Int | strata::DTypeKind::Float
+            strata::DTypeKind::Int | strata::DTypeKind::Float | strata::DTypeKind::Complex
         )
     }
 
@@ -111,6 +117,7 @@ pub fn parse_dtype(obj: &Bound<'_, PyAny>) -> PyResult<DType> {
     let name = match name.as_str() {
         "bool_" => "bool",
         "float" => "float64",
+        "complex" => "complex128",
         "int" => "int64",
         other => other,
     };

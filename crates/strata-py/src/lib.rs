@@ -4,6 +4,7 @@
 mod arrange;
 mod autograd;
 mod buffer;
+mod complex;
 mod composite;
 mod compute;
 mod convert;
@@ -68,6 +69,7 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sort::register(m)?;
     linalg::register(m)?;
     composite::register(m)?;
+    complex::register(m)?;
     autograd::register(m)?;
     files::register(m)?;
     shm::register(m)?;

@@ -81,6 +81,8 @@ fn dtype_of(type_num: c_int) -> Option<DType> {
         23 => DType::F16,
         11 => DType::F32,
         12 => DType::F64,
+        14 => DType::C64,
+        15 => DType::C128,
         _ => return None,
     })
 }
@@ -100,6 +102,8 @@ fn type_num_of(dt: DType) -> Option<c_int> {
         DType::F16 => 23,
         DType::F32 => 11,
         DType::F64 => 12,
+        DType::C64 => 14,
+        DType::C128 => 15,
         DType::BF16 => return None,
     })
 }

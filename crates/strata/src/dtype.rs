@@ -3,6 +3,7 @@
 use std::fmt;
 
 use half::{bf16, f16};
+pub use num_complex::{Complex32, Complex64};
 
 /// The broad category of a dtype, ordered as PyTorch's promotion categories.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -15,6 +16,8 @@ pub enum DTypeKind {
     Int,
     /// Floating point.
     Float,
+    /// Complex numbers (a pair of floats).
+    Complex,
 }
 
 /// The element type of a tensor.
@@ -46,11 +49,15 @@ pub enum DType {
     F32,
     /// `f64`.
     F64,
+    /// complex64: two `f32`, real then imaginary ([`Complex32`]).
+    C64,
+    /// complex128: two `f64`, real then imaginary ([`Complex64`]).
+    C128,
 }
 
 impl DType {
     /// Every dtype, in declaration order.
-    pub const ALL: [DType; 13] = [
+    pub const ALL: [DType; 15] = [
         DType::Bool,
         DType::U8,
         DType::I8,
@@ -64,6 +71,8 @@ impl DType {
         DType::BF16,
         DType::F32,
         DType::F64,
+        DType::C64,
+        DType::C128,
     ];
 
     /// Bytes per element.
@@ -72,7 +81,8 @@ impl DType {
             DType::Bool | DType::U8 | DType::I8 => 1,
             DType::I16 | DType::U16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
-            DType::I64 | DType::U64 | DType::F64 => 8,
+            DType::I64 | DType::U64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
         }
     }
 
@@ -92,6 +102,8 @@ impl DType {
             DType::BF16 => "bfloat16",
             DType::F32 => "float32",
             DType::F64 => "float64",
+            DType::C64 => "complex64",
+            DType::C128 => "complex128",
         }
     }
 
@@ -112,6 +124,8 @@ impl DType {
             DType::BF16 => "BFloat16",
             DType::F32 => "Float",
             DType::F64 => "Double",
+            DType::C64 => "ComplexFloat",
+            DType::C128 => "ComplexDouble",
         }
     }
 
@@ -132,6 +146,8 @@ impl DType {
             DType::BF16 => "c10::BFloat16",
             DType::F32 => "float",
             DType::F64 => "double",
+            DType::C64 => "c10::complex<float>",
+            DType::C128 => "c10::complex<double>",
         }
     }
 
@@ -142,6 +158,32 @@ impl DType {
             DType::U8 | DType::U16 | DType::U32 | DType::U64 => DTypeKind::UInt,
             DType::I8 | DType::I16 | DType::I32 | DType::I64 => DTypeKind::Int,
             DType::F16 | DType::BF16 | DType::F32 | DType::F64 => DTypeKind::Float,
+            DType::C64 | DType::C128 => DTypeKind::Complex,
+        }
+    }
+
+    /// True for the complex dtypes.
+    pub const fn is_complex(self) -> bool {
+        matches!(self.kind(), DTypeKind::Complex)
+    }
+
+    /// The real dtype of a complex one's parts (`complex64` → `float32`); other dtypes
+    /// are their own.
+    pub const fn to_real(self) -> DType {
+        match self {
+            DType::C64 => DType::F32,
+            DType::C128 => DType::F64,
+            other => other,
+        }
+    }
+
+    /// The complex dtype whose parts are this float dtype (`float64` → `complex128`;
+    /// half precision and float32 → `complex64`); `None` for the others.
+    pub const fn to_complex(self) -> Option<DType> {
+        match self {
+            DType::F16 | DType::BF16 | DType::F32 | DType::C64 => Some(DType::C64),
+            DType::F64 | DType::C128 => Some(DType::C128),
+            _ => None,
         }
     }
 
@@ -172,6 +214,8 @@ impl DType {
             "bfloat16" | "bf16" => DType::BF16,
             "float32" | "float" | "f32" => DType::F32,
             "float64" | "double" | "f64" => DType::F64,
+            "complex64" | "cfloat" | "c64" => DType::C64,
+            "complex128" | "cdouble" | "c128" => DType::C128,
             _ => return None,
         })
     }
@@ -188,7 +232,8 @@ mod sealed {
 }
 
 /// A Rust type that is the element of some [`DType`]. Sealed: implemented for `bool`, the
-/// integer types, [`half::f16`], [`half::bf16`], `f32` and `f64` only.
+/// integer types, [`half::f16`], [`half::bf16`], `f32`, `f64`, [`Complex32`] and
+/// [`Complex64`] only.
 ///
 /// Elements are moved in and out of storage with [`load`](Element::load) and
 /// [`store`](Element::store), which tolerate unaligned pointers (foreign memory need not be
@@ -244,6 +289,17 @@ pub trait Element:
     fn from_bool(v: bool) -> Self {
         Self::from_i64(v as i64)
     }
+    /// The value as a complex number `(re, im)` in `f64` (real types: `(value, 0)`).
+    #[inline(always)]
+    fn to_complex(self) -> (f64, f64) {
+        (self.to_f64(), 0.0)
+    }
+    /// From a complex number: real types take the real part and drop the imaginary one
+    /// (PyTorch's and NumPy's cast).
+    #[inline(always)]
+    fn from_complex(re: f64, _im: f64) -> Self {
+        Self::from_f64(re)
+    }
 
     /// Converts between element types with PyTorch's cast rules: float → int truncates
     /// toward zero, anything → bool is `!= 0`, bool → anything is 0 or 1, integer → integer
@@ -253,6 +309,9 @@ pub trait Element:
     fn cast<D: Element>(self) -> D {
         if D::DTYPE == DType::Bool {
             D::from_bool(self.is_nonzero())
+        } else if Self::DTYPE.is_complex() {
+            let (re, im) = self.to_complex();
+            D::from_complex(re, im)
         } else if Self::DTYPE.is_float() {
             D::from_f64(self.to_f64())
         } else if Self::DTYPE == DType::U64 {
@@ -302,6 +361,25 @@ float_element!(
     f16 => F16, |v: f16| v.to_f64(), f16::from_f64, |v: i64| f16::from_f32(v as f32), |v: u64| f16::from_f32(v as f32);
     bf16 => BF16, |v: bf16| v.to_f64(), bf16::from_f64, |v: i64| bf16::from_f32(v as f32), |v: u64| bf16::from_f32(v as f32)
 );
+
+macro_rules! complex_element {
+    ($($t:ty => $dt:ident, $part:ty);*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            const DTYPE: DType = DType::$dt;
+            #[inline(always)] fn to_f64(self) -> f64 { self.re as f64 }
+            #[inline(always)] fn to_i64(self) -> i64 { self.re as i64 }
+            #[inline(always)] fn to_u64(self) -> u64 { self.re as u64 }
+            #[inline(always)] fn is_nonzero(self) -> bool { self.re != 0.0 || self.im != 0.0 }
+            #[inline(always)] fn from_f64(v: f64) -> Self { Self::new(v as $part, 0.0) }
+            #[inline(always)] fn from_i64(v: i64) -> Self { Self::new(v as $part, 0.0) }
+            #[inline(always)] fn from_u64(v: u64) -> Self { Self::new(v as $part, 0.0) }
+            #[inline(always)] fn to_complex(self) -> (f64, f64) { (self.re as f64, self.im as f64) }
+            #[inline(always)] fn from_complex(re: f64, im: f64) -> Self { Self::new(re as $part, im as $part) }
+        }
+    )*};
+}
+complex_element!(Complex32 => C64, f32; Complex64 => C128, f64);
 
 impl sealed::Sealed for bool {}
 impl Element for bool {
@@ -418,6 +496,77 @@ macro_rules! with_dtype {
                 type $T = f64;
                 $body
             }
+            $crate::DType::C64 => {
+                type $T = $crate::Complex32;
+                $body
+            }
+            $crate::DType::C128 => {
+                type $T = $crate::Complex64;
+                $body
+            }
+        }
+    };
+}
+
+/// As [`with_dtype!`] for the real dtypes (bool, integers, floats); a complex dtype
+/// evaluates `$complex` instead: for loops that need an ordering or real arithmetic.
+#[macro_export]
+macro_rules! with_real_dtype {
+    ($dtype:expr, $T:ident => $body:expr, complex => $complex:expr) => {
+        match $dtype {
+            $crate::DType::Bool => {
+                type $T = bool;
+                $body
+            }
+            $crate::DType::U8 => {
+                type $T = u8;
+                $body
+            }
+            $crate::DType::I8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::DType::I16 => {
+                type $T = i16;
+                $body
+            }
+            $crate::DType::U16 => {
+                type $T = u16;
+                $body
+            }
+            $crate::DType::I32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::DType::U32 => {
+                type $T = u32;
+                $body
+            }
+            $crate::DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::DType::U64 => {
+                type $T = u64;
+                $body
+            }
+            $crate::DType::F16 => {
+                type $T = $crate::half::f16;
+                $body
+            }
+            $crate::DType::BF16 => {
+                type $T = $crate::half::bf16;
+                $body
+            }
+            $crate::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            $crate::DType::C64 | $crate::DType::C128 => $complex,
         }
     };
 }
@@ -453,6 +602,27 @@ mod tests {
         assert_eq!(i64::MAX.cast::<f32>(), 9223372036854775807.0f32);
         assert_eq!(f16::from_f32(1.5).cast::<f32>(), 1.5);
         assert_eq!(16777217i64.cast::<f32>(), 16777216.0);
+    }
+
+    #[test]
+    fn complex_casts_follow_pytorch() {
+        let z = Complex64::new(-2.7, 1.5);
+        assert_eq!(z.cast::<f64>(), -2.7);
+        assert_eq!(z.cast::<i32>(), -2);
+        assert!(z.cast::<bool>());
+        assert!(Complex32::new(0.0, -0.5).cast::<bool>());
+        assert!(!Complex32::new(-0.0, 0.0).cast::<bool>());
+        assert_eq!(z.cast::<Complex32>(), Complex32::new(-2.7, 1.5));
+        assert_eq!(3i64.cast::<Complex64>(), Complex64::new(3.0, 0.0));
+        assert_eq!(true.cast::<Complex32>(), Complex32::new(1.0, 0.0));
+        assert_eq!(
+            f16::from_f32(1.5).cast::<Complex64>(),
+            Complex64::new(1.5, 0.0)
+        );
+        assert_eq!(DType::C64.to_real(), DType::F32);
+        assert_eq!(DType::F64.to_complex(), Some(DType::C128));
+        assert_eq!(DType::I32.to_complex(), None);
+        assert!(DType::C128.is_complex() && !DType::C128.is_float());
     }
 
     #[test]

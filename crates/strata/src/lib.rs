@@ -37,7 +37,7 @@ pub mod ops;
 pub mod storage;
 pub mod tensor;
 
-pub use dtype::{DType, DTypeKind, Element};
+pub use dtype::{Complex32, Complex64, DType, DTypeKind, Element};
 pub use error::{try_vec, Error, ErrorKind, Result};
 pub use layout::Layout;
 pub use ops::linalg;

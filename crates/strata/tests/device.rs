@@ -346,7 +346,9 @@ fn run(r: Reduction, x: &Tensor) -> strata::Result<Tensor> {
 
 #[test]
 fn reduction_table_dtype_rules_are_what_the_ops_return() {
-    for &dt in DType::ALL.iter() {
+    // The real dtypes: a complex tensor's reductions are composed from its parts' in
+    // `ops/reduce.rs` (tested in python/tests/test_complex.py), not by the table's rule.
+    for &dt in DType::ALL.iter().filter(|d| !d.is_complex()) {
         let x = Tensor::arange(1, 7, 1, DType::I64)
             .unwrap()
             .to_dtype(dt)

@@ -384,12 +384,12 @@ fn rejections_error_and_delete_once() {
             ErrorKind::Value,
         ),
         (
-            "complex",
+            "complex32",
             made(),
             Spec {
                 dtype: DLDataType {
                     code: code::COMPLEX,
-                    bits: 64,
+                    bits: 32,
                     lanes: 1,
                 },
                 ..Default::default()

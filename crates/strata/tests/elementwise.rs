@@ -271,6 +271,9 @@ fn expected_result_type(args: &[&Arg]) -> DType {
             Arg::S(Scalar::Int(_)) => up(&mut wrapped, I64),
             Arg::S(Scalar::UInt(_)) => up(&mut wrapped, U64),
             Arg::S(Scalar::Float(_)) => up(&mut wrapped, F32),
+            // Not generated: this model covers the real dtypes (complex promotion is
+            // tested in `kernel/plan.rs` and python/tests/test_complex.py).
+            Arg::S(Scalar::Complex(..)) => up(&mut wrapped, C64),
         }
     }
     combine(dim, combine(zero, wrapped)).unwrap()

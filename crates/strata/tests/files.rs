@@ -278,7 +278,7 @@ fn npy_rejects_bf16_and_unsupported_descrs() {
     assert!(!p.0.exists(), "a refused save left a file");
     for (descr, what) in [
         ("'|O'", "object"),
-        ("'<c8'", "complex"),
+        ("'<c32'", "complex"),
         ("'<U5'", "string"),
         ("'<M8[ns]'", "datetime"),
         ("[('a', '<f4'), ('b', '<i4')]", "structured"),
@@ -428,8 +428,10 @@ fn from_file_maps_shared_or_private() {
 
 #[test]
 fn safetensors_round_trip_every_dtype_zero_copy() {
+    // The format has no complex dtypes (refused on save: `files.rs` below).
     let tensors: Vec<(String, Tensor)> = DType::ALL
         .iter()
+        .filter(|d| !d.is_complex())
         .enumerate()
         .map(|(i, &d)| (format!("t{i}_{d}"), sample(SHAPES[i % SHAPES.len()], d)))
         .collect();

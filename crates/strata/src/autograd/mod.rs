@@ -329,6 +329,11 @@ impl Tensor {
     /// PyTorch's: a non-float dtype ("only Tensors of floating point dtype can require
     /// gradients"); turning it off on a non-leaf.
     pub fn requires_grad_(&self, requires_grad: bool) -> Result<&Self> {
+        if requires_grad && self.dtype().is_complex() {
+            return Err(Error::autograd(
+                "complex tensors cannot require gradients in strata yet (no complex autograd); differentiate the real pairs of view_as_real instead",
+            ));
+        }
         if requires_grad && !differentiable(self.dtype()) {
             return Err(Error::autograd(ONLY_FLOAT));
         }

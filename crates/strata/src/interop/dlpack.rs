@@ -144,6 +144,7 @@ pub fn dl_dtype(d: DType) -> DLDataType {
         DType::I8 | DType::I16 | DType::I32 | DType::I64 => code::INT,
         DType::F16 | DType::F32 | DType::F64 => code::FLOAT,
         DType::BF16 => code::BFLOAT,
+        DType::C64 | DType::C128 => code::COMPLEX,
     };
     DLDataType {
         code: c,
@@ -173,6 +174,8 @@ pub fn from_dl_dtype(t: DLDataType) -> Result<DType> {
         (code::INT, 64) => DType::I64,
         (code::FLOAT, 16) => DType::F16,
         (code::FLOAT, 32) => DType::F32,
+        (code::COMPLEX, 64) => DType::C64,
+        (code::COMPLEX, 128) => DType::C128,
         (code::FLOAT, 64) => DType::F64,
         (code::BFLOAT, 16) => DType::BF16,
         (c, b) => {

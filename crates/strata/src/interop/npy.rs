@@ -8,7 +8,7 @@
 //! header; 1.0 and 2.0 are latin-1.
 //!
 //! Loading: a `fortran_order` file becomes a zero-copy F-strided view; big-endian data is
-//! byte-swapped into a fresh tensor (never misread); object, structured, string, complex
+//! byte-swapped into a fresh tensor (never misread); object, structured, string
 //! and datetime dtypes are refused with errors naming the descr.
 
 use std::fs::File;
@@ -90,6 +90,8 @@ pub fn descr_of(dtype: DType) -> Result<&'static str> {
         DType::F16 => "<f2",
         DType::F32 => "<f4",
         DType::F64 => "<f8",
+        DType::C64 => "<c8",
+        DType::C128 => "<c16",
         DType::BF16 => {
             return Err(Error::dtype(
                 OP_SAVE,
@@ -119,7 +121,6 @@ fn parse_descr(d: &str) -> Result<(DType, bool)> {
     match kind {
         'O' => return Err(unsupported("object arrays")),
         'V' => return Err(unsupported("structured or void dtypes")),
-        'c' => return Err(unsupported("complex dtypes")),
         'U' | 'S' | 'a' => return Err(unsupported("string dtypes")),
         'M' | 'm' => return Err(unsupported("datetime dtypes")),
         _ => {}
@@ -140,6 +141,13 @@ fn parse_descr(d: &str) -> Result<(DType, bool)> {
         ('f', 2) => DType::F16,
         ('f', 4) => DType::F32,
         ('f', 8) => DType::F64,
+        ('c', 8) => DType::C64,
+        ('c', 16) => DType::C128,
+        ('c', _) => {
+            return Err(unsupported(
+                "complex dtypes other than complex64 and complex128",
+            ))
+        }
         _ => return Err(bad(format!("unrecognised descr {d:?}"))),
     };
     let big = order == '>' || (order == '=' && cfg!(target_endian = "big"));
@@ -454,7 +462,7 @@ fn read_header_from(f: &mut File, path: &Path, max_header_len: usize) -> Result<
 ///
 /// # Errors
 /// I/O errors; format errors for bad magic, unsupported versions, malformed or oversized
-/// headers and truncated data; dtype errors for object, structured, string, complex and
+/// headers and truncated data; dtype errors for object, structured, string and
 /// datetime arrays; a value error for a shared map of big-endian data.
 pub fn load_npy(path: impl AsRef<Path>, opts: NpyLoadOptions) -> Result<Tensor> {
     let path = path.as_ref();
@@ -502,7 +510,8 @@ pub fn load_npy(path: impl AsRef<Path>, opts: NpyLoadOptions) -> Result<Tensor> 
     f.read_exact(&mut data)
         .map_err(|e| Error::io(OP_LOAD, path, &e))?;
     if h.big_endian {
-        let n = h.dtype.itemsize();
+        // A complex element is two floats, each swapped on its own.
+        let n = h.dtype.to_real().itemsize();
         for item in data.chunks_exact_mut(n) {
             item.reverse();
         }

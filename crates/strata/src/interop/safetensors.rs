@@ -37,9 +37,12 @@ use crate::tensor::Tensor;
 const OP_LOAD: &str = "safetensors load";
 const OP_SAVE: &str = "safetensors save";
 
-/// The safetensors dtype of a strata dtype.
-pub fn st_dtype(d: DType) -> StDtype {
-    match d {
+/// The safetensors dtype of a strata dtype; the format has no complex dtypes.
+///
+/// # Errors
+/// A complex dtype.
+pub fn st_dtype(d: DType) -> Result<StDtype> {
+    Ok(match d {
         DType::Bool => StDtype::BOOL,
         DType::U8 => StDtype::U8,
         DType::I8 => StDtype::I8,
@@ -53,7 +56,13 @@ pub fn st_dtype(d: DType) -> StDtype {
         DType::BF16 => StDtype::BF16,
         DType::F32 => StDtype::F32,
         DType::F64 => StDtype::F64,
-    }
+        DType::C64 | DType::C128 => {
+            return Err(Error::dtype(
+                OP_SAVE,
+                format!("the safetensors format has no {d} dtype; save the real pairs (view_as_real) instead"),
+            ))
+        }
+    })
 }
 
 /// The strata dtype of a safetensors dtype, or a dtype error (F8, F4, complex, …).
@@ -300,6 +309,7 @@ fn prepare(tensors: &[(&str, &Tensor)]) -> Result<Vec<(String, Prepared)>> {
     tensors
         .iter()
         .map(|(name, t)| {
+            let dtype = st_dtype(t.dtype())?;
             let c = if t.dtype() == DType::Bool {
                 // Bool bytes need not be 0/1 in memory; the file must hold 0/1.
                 t.to_dtype(DType::U8)?
@@ -309,7 +319,7 @@ fn prepare(tensors: &[(&str, &Tensor)]) -> Result<Vec<(String, Prepared)>> {
             Ok((
                 (*name).to_owned(),
                 Prepared {
-                    dtype: st_dtype(t.dtype()),
+                    dtype,
                     shape: t.shape().to_vec(),
                     tensor: c,
                 },

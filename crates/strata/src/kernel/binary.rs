@@ -11,8 +11,8 @@ use super::elementwise_loops::{binary_half_into, binary_into, unary_into};
 use super::math::{
     arm, dispatch, floor_div_int, floor_div_real, fmax_real, fmin_real, half_arm, heaviside_int,
     heaviside_real, logaddexp2_real, logaddexp_real, maximum_real, minimum_real, nextafter_half,
-    not_implemented, pow_int, remainder_int, remainder_real, shl_int, shr_int, xlogy_real, Half,
-    Int, Real,
+    not_implemented, pow_int, remainder_int, remainder_real, shl_int, shr_int, xlogy_real, Complex,
+    Half, Int, Real,
 };
 use super::plan::output_for;
 use crate::dtype::{DType, Element};
@@ -26,7 +26,7 @@ use crate::with_dtype;
 /// instantiated for the dtype matched.
 macro_rules! binary_kernel {
     ($op:ident, $cost:expr, $out:ident, $ta:ident, $tb:ident;
-     same |$a:ident, $b:ident| $(int $int:expr;)? $(real $real:expr;)? $(half $half:expr;)? $(bool $bl:expr;)?) => {
+     same |$a:ident, $b:ident| $(int $int:expr;)? $(real $real:expr;)? $(half $half:expr;)? $(complex $cx:expr;)? $(bool $bl:expr;)?) => {
         dispatch!($ta.dtype();
             int _I => arm!([$({
                 fn k<I: Int>($a: I, $b: I) -> I { $int }
@@ -46,13 +46,17 @@ macro_rules! binary_kernel {
                     binary_half_into::<_H, _>($op, $cost, $out, $ta, $tb, k::<f32>)
                 })?]
                 $op, $ta.dtype());
+            complex _C => arm!([$({
+                fn k<C: Complex>($a: C, $b: C) -> C { $cx }
+                binary_into($op, $cost, $out, $ta, $tb, k::<_C>)
+            })?] $op, $ta.dtype());
             bool => arm!([$({
                 fn k($a: bool, $b: bool) -> bool { $bl }
                 binary_into($op, $cost, $out, $ta, $tb, k)
             })?] $op, $ta.dtype()))
     };
     ($op:ident, $cost:expr, $out:ident, $ta:ident, $tb:ident;
-     pred |$a:ident, $b:ident| $(int $int:expr;)? $(real $real:expr;)? $(bool $bl:expr;)?) => {
+     pred |$a:ident, $b:ident| $(int $int:expr;)? $(real $real:expr;)? $(complex $cx:expr;)? $(bool $bl:expr;)?) => {
         dispatch!($ta.dtype();
             int _I => arm!([$({
                 fn k<I: Int>($a: I, $b: I) -> bool { $int }
@@ -65,6 +69,10 @@ macro_rules! binary_kernel {
             half _H => arm!([$({
                 fn k<R: Real>($a: R, $b: R) -> bool { $real }
                 binary_into($op, $cost, $out, $ta, $tb, |v: _H, w: _H| k::<f32>(v.up(), w.up()))
+            })?] $op, $ta.dtype());
+            complex _C => arm!([$({
+                fn k<C: Complex>($a: C, $b: C) -> bool { $cx }
+                binary_into($op, $cost, $out, $ta, $tb, k::<_C>)
             })?] $op, $ta.dtype());
             bool => arm!([$({
                 fn k($a: bool, $b: bool) -> bool { $bl }
@@ -147,6 +155,7 @@ fn has_zero(op: &'static str, t: &Tensor) -> Result<bool> {
         int I => any_elem(op, t, |x: I| x == I::ZERO);
         real _R => Ok(false);
         half _H => Ok(false);
+        complex _C => Ok(false);
         bool => any_elem(op, t, |x: bool| !x))
 }
 
@@ -156,5 +165,6 @@ fn has_negative(op: &'static str, t: &Tensor) -> Result<bool> {
         int I => any_elem(op, t, |x: I| x.is_neg());
         real _R => Ok(false);
         half _H => Ok(false);
+        complex _C => Ok(false);
         bool => Ok(false))
 }

@@ -390,7 +390,8 @@ pub(crate) fn copy_loops(dst: &Tensor, src: &Tensor) -> Result<()> {
             1 => walk_copy::<u8>,
             2 => walk_copy::<u16>,
             4 => walk_copy::<u32>,
-            _ => walk_copy::<u64>,
+            8 => walk_copy::<u64>,
+            _ => walk_copy::<[u64; 2]>,
         };
         // SAFETY: both layouts lie inside their storages (L4), borrowed above; dst does
         // not overlap itself and src is disjoint from it, identical, or staged; `T` has
@@ -417,7 +418,8 @@ pub(crate) fn copy_loops(dst: &Tensor, src: &Tensor) -> Result<()> {
             1 => run_copy::<u8>,
             2 => run_copy::<u16>,
             4 => run_copy::<u32>,
-            _ => run_copy::<u64>,
+            8 => run_copy::<u64>,
+            _ => run_copy::<crate::Complex64>,
         }
     } else {
         with_dtype!(dst.dtype(), D => with_dtype!(src.dtype(), S => run_cast::<D, S>))

@@ -430,6 +430,7 @@ fn accumulate(dt: DType, dp: *mut u8, sp: *const u8, each: impl Fn(&mut dyn FnMu
         int I => add!(I, |x: I, y: I| x.wrapping_add(y));
         real R => add!(R, |x: R, y: R| x + y);
         half H => add!(H, |x: H, y: H| H::from_f32(x.to_f32() + y.to_f32()));
+        complex C => add!(C, |x: C, y: C| x + y);
         bool => add!(u8, |x: u8, y: u8| u8::from(x != 0 || y != 0));
     );
 }
@@ -827,7 +828,8 @@ fn fast_moves(
             1 => go!(1),
             2 => go!(2),
             4 => go!(4),
-            _ => go!(8),
+            8 => go!(8),
+            _ => go!(16),
         }
     };
     // Scatters stay serial: with repeated indices the last write must win.
@@ -1055,7 +1057,8 @@ pub(crate) fn gather_dim(
             1 => go!(1),
             2 => go!(2),
             4 => go!(4),
-            _ => go!(8),
+            8 => go!(8),
+            _ => go!(16),
         }
     };
     let rows = bases.len();

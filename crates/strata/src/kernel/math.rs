@@ -738,6 +738,241 @@ impl Half for half::bf16 {
     }
 }
 
+/// The complex element types ([`Complex32`](crate::Complex32),
+/// [`Complex64`](crate::Complex64)): the scalar functions of the table's `complex` arms.
+/// Arithmetic is `num_complex`'s except division (Smith's scaled algorithm, as NumPy and
+/// PyTorch's CPU kernels: no overflow from squaring the divisor); the transcendental
+/// functions are `num_complex`'s principal branches.
+pub(crate) trait Complex:
+    Element + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Neg<Output = Self>
+{
+    /// The type of the real and imaginary parts.
+    type Part: Real;
+    /// The real part.
+    fn re(self) -> Self::Part;
+    /// The imaginary part.
+    fn im(self) -> Self::Part;
+    /// `re + im·i`.
+    fn make(re: Self::Part, im: Self::Part) -> Self;
+    /// `self / d` by Smith's algorithm.
+    #[inline(always)]
+    fn div(self, d: Self) -> Self {
+        let (a, b, c, e) = (self.re(), self.im(), d.re(), d.im());
+        if c.abs() >= e.abs() {
+            if c == Self::Part::ZERO && e == Self::Part::ZERO {
+                // Division by zero: each part divided by a zero, as the real division.
+                return Self::make(a / c, b / c);
+            }
+            let r = e / c;
+            let den = c + e * r;
+            Self::make((a + b * r) / den, (b - a * r) / den)
+        } else {
+            let r = c / e;
+            let den = c * r + e;
+            Self::make((a * r + b) / den, (b * r - a) / den)
+        }
+    }
+    /// True when either part is NaN.
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        self.re().is_nan() || self.im().is_nan()
+    }
+    /// True when either part is infinite.
+    #[inline(always)]
+    fn is_infinite(self) -> bool {
+        self.re().is_infinite() || self.im().is_infinite()
+    }
+    /// True when both parts are finite.
+    #[inline(always)]
+    fn is_finite(self) -> bool {
+        self.re().is_finite() && self.im().is_finite()
+    }
+    /// `1 / self`.
+    #[inline(always)]
+    fn recip(self) -> Self {
+        Self::make(Self::Part::ONE, Self::Part::ZERO).div(self)
+    }
+    /// `self / |self|`, and 0 at 0 (PyTorch's `sgn`).
+    #[inline(always)]
+    fn sgn(self) -> Self {
+        let m = self.re().hypot(self.im());
+        if m == Self::Part::ZERO {
+            Self::make(Self::Part::ZERO, Self::Part::ZERO)
+        } else {
+            Self::make(self.re() / m, self.im() / m)
+        }
+    }
+    /// `eᶻ`.
+    fn exp(self) -> Self;
+    /// `eᶻ − 1`, accurate near 0 (`2·e^(z/2)·sinh(z/2)`).
+    fn exp_m1(self) -> Self;
+    /// `2ᶻ`.
+    fn exp2(self) -> Self;
+    /// The principal natural logarithm.
+    fn ln(self) -> Self;
+    /// `ln(1 + z)`.
+    fn ln_1p(self) -> Self;
+    /// `log₂ z`.
+    fn log2(self) -> Self;
+    /// `log₁₀ z`.
+    fn log10(self) -> Self;
+    /// The principal square root.
+    fn sqrt(self) -> Self;
+    /// `self^e`, principal branch.
+    fn powc(self, e: Self) -> Self;
+    /// Sine.
+    fn sin(self) -> Self;
+    /// Cosine.
+    fn cos(self) -> Self;
+    /// Tangent.
+    fn tan(self) -> Self;
+    /// Hyperbolic sine.
+    fn sinh(self) -> Self;
+    /// Hyperbolic cosine.
+    fn cosh(self) -> Self;
+    /// Hyperbolic tangent.
+    fn tanh(self) -> Self;
+    /// Arcsine.
+    fn asin(self) -> Self;
+    /// Arccosine.
+    fn acos(self) -> Self;
+    /// Arctangent.
+    fn atan(self) -> Self;
+    /// Inverse hyperbolic sine.
+    fn asinh(self) -> Self;
+    /// Inverse hyperbolic cosine.
+    fn acosh(self) -> Self;
+    /// Inverse hyperbolic tangent.
+    fn atanh(self) -> Self;
+}
+
+macro_rules! complex_impl {
+    ($($t:ty => $p:ty),*) => {$(
+        impl Complex for $t {
+            type Part = $p;
+            #[inline(always)]
+            fn re(self) -> $p {
+                self.re
+            }
+            #[inline(always)]
+            fn im(self) -> $p {
+                self.im
+            }
+            #[inline(always)]
+            fn make(re: $p, im: $p) -> Self {
+                <$t>::new(re, im)
+            }
+            fn exp(self) -> Self {
+                <$t>::exp(self)
+            }
+            fn exp_m1(self) -> Self {
+                if self.re.abs() < 0.5 && self.im.abs() < 0.5 {
+                    // e^z − 1 = expm1(x)·cos y − 2 sin²(y/2) + i·eˣ sin y (no cancellation).
+                    let (x, y) = (self.re, self.im);
+                    let h = (y * 0.5).sin();
+                    <$t>::new(
+                        x.exp_m1() * y.cos() - 2.0 * h * h,
+                        x.exp() * y.sin(),
+                    )
+                } else {
+                    <$t>::exp(self) - <$t>::new(1.0, 0.0)
+                }
+            }
+            fn exp2(self) -> Self {
+                <$t>::exp(self * std::f64::consts::LN_2 as $p)
+            }
+            fn ln(self) -> Self {
+                <$t>::ln(self)
+            }
+            fn ln_1p(self) -> Self {
+                let (x, y) = (self.re, self.im);
+                if x.abs() < 0.5 && y.abs() < 0.5 {
+                    // |1 + z|² − 1 = 2x + x² + y², so ln|1 + z| = ½·log1p(2x + x² + y²).
+                    <$t>::new(0.5 * (2.0 * x + x * x + y * y).ln_1p(), y.atan2(1.0 + x))
+                } else {
+                    <$t>::ln(self + <$t>::new(1.0, 0.0))
+                }
+            }
+            fn log2(self) -> Self {
+                <$t>::log2(self)
+            }
+            fn log10(self) -> Self {
+                <$t>::log10(self)
+            }
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+            fn powc(self, e: Self) -> Self {
+                if e.im == 0.0 {
+                    // Small real exponents exactly, as PyTorch's `pow(z, scalar)`.
+                    match e.re {
+                        0.0 => return <$t>::new(1.0, 0.0),
+                        1.0 => return self,
+                        2.0 => return self * self,
+                        3.0 => return self * self * self,
+                        0.5 => return <$t>::sqrt(self),
+                        -1.0 => return Complex::recip(self),
+                        -2.0 => return Complex::recip(self * self),
+                        _ => {}
+                    }
+                }
+                if self.re == 0.0 && self.im == 0.0 {
+                    // 0ᵉ: 0 for Re e > 0 (with Im e = 0), else NaN (as C's cpow).
+                    return if e.re > 0.0 && e.im == 0.0 {
+                        <$t>::new(0.0, 0.0)
+                    } else {
+                        <$t>::new(<$p>::NAN, <$p>::NAN)
+                    };
+                }
+                <$t>::powc(self, e)
+            }
+            fn sin(self) -> Self {
+                <$t>::sin(self)
+            }
+            fn cos(self) -> Self {
+                <$t>::cos(self)
+            }
+            fn tan(self) -> Self {
+                <$t>::tan(self)
+            }
+            fn sinh(self) -> Self {
+                <$t>::sinh(self)
+            }
+            fn cosh(self) -> Self {
+                <$t>::cosh(self)
+            }
+            fn tanh(self) -> Self {
+                // For large |Re z|, tanh → ±1 + 0i·sign (the library's formula overflows).
+                if self.re.abs() > 20.0 {
+                    let s = self.re.signum();
+                    let im = 4.0 * (2.0 * self.im).sin() * (-2.0 * self.re.abs()).exp();
+                    return <$t>::new(s, if self.im.is_finite() { im } else { 0.0 });
+                }
+                <$t>::tanh(self)
+            }
+            fn asin(self) -> Self {
+                <$t>::asin(self)
+            }
+            fn acos(self) -> Self {
+                <$t>::acos(self)
+            }
+            fn atan(self) -> Self {
+                <$t>::atan(self)
+            }
+            fn asinh(self) -> Self {
+                <$t>::asinh(self)
+            }
+            fn acosh(self) -> Self {
+                <$t>::acosh(self)
+            }
+            fn atanh(self) -> Self {
+                <$t>::atanh(self)
+            }
+        }
+    )*};
+}
+complex_impl!(crate::Complex32 => f32, crate::Complex64 => f64);
+
 /// An error for an op that has no kernel for a dtype, in PyTorch's words
 /// (`"abs_cpu" not implemented for 'Bool'`).
 pub(crate) fn not_implemented(op: &'static str, dt: DType) -> Error {
@@ -749,12 +984,15 @@ pub(crate) fn not_implemented(op: &'static str, dt: DType) -> Error {
 
 /// Dispatches once on a dtype: the integer arm runs with `$I` bound to the Rust integer
 /// type, the real arm with `$R` bound to `f32`/`f64`, the half arm with `$H` bound to
-/// `f16`/`bf16` (computed through `f32` with [`Half`]), the bool arm for `bool`.
+/// `f16`/`bf16` (computed through `f32` with [`Half`]), the complex arm with `$C` bound
+/// to [`Complex32`](crate::Complex32)/[`Complex64`](crate::Complex64), the bool arm for
+/// `bool`.
 macro_rules! dispatch {
     ($dt:expr;
      int $I:ident => $int:expr;
      real $R:ident => $real:expr;
      half $H:ident => $half:expr;
+     complex $C:ident => $complex:expr;
      bool => $boolean:expr $(;)?) => {
         match $dt {
             $crate::DType::U8 => {
@@ -804,6 +1042,14 @@ macro_rules! dispatch {
             $crate::DType::BF16 => {
                 type $H = $crate::half::bf16;
                 $half
+            }
+            $crate::DType::C64 => {
+                type $C = $crate::Complex32;
+                $complex
+            }
+            $crate::DType::C128 => {
+                type $C = $crate::Complex64;
+                $complex
             }
             $crate::DType::Bool => $boolean,
         }
@@ -871,6 +1117,40 @@ mod tests {
         assert_eq!(f32_math::erf(-3.0), -0.9999779095030014f64 as f32);
         assert_eq!((f32_math::erf(4.5), erf_f64(f64::INFINITY)), (1.0, 1.0));
         assert!(erf_f64(-0.0).is_sign_negative());
+    }
+
+    #[test]
+    fn complex_division_is_scaled() {
+        use crate::Complex64 as C;
+        let q = Complex::div(C::new(1e300, 1e300), C::new(2e300, 1e300));
+        assert!(
+            (q.re - 0.6).abs() < 1e-15 && (q.im - 0.2).abs() < 1e-15,
+            "{q}"
+        );
+        let q = Complex::div(C::new(1e-300, 1e-300), C::new(1e-300, -1e-300));
+        assert!(q.re.abs() < 1e-15 && (q.im - 1.0).abs() < 1e-15, "{q}");
+        let q = Complex::div(C::new(3.0, 4.0), C::new(0.0, 2.0));
+        assert_eq!(q, C::new(2.0, -1.5));
+        let q = Complex::div(C::new(1.0, 1.0), C::new(0.0, 0.0));
+        assert!(q.re.is_infinite() && q.im.is_infinite());
+        assert!(Complex::div(C::new(0.0, 0.0), C::new(0.0, 0.0)).is_nan());
+    }
+
+    #[test]
+    fn complex_pow_small_exponents_are_exact() {
+        use crate::Complex64 as C;
+        let z = C::new(1.0, 2.0);
+        assert_eq!(Complex::powc(z, C::new(2.0, 0.0)), C::new(-3.0, 4.0));
+        assert_eq!(Complex::powc(z, C::new(3.0, 0.0)), z * z * z);
+        assert_eq!(Complex::powc(z, C::new(0.0, 0.0)), C::new(1.0, 0.0));
+        assert_eq!(
+            Complex::powc(C::new(0.0, 0.0), C::new(2.5, 0.0)),
+            C::new(0.0, 0.0)
+        );
+        assert!(Complex::powc(C::new(0.0, 0.0), C::new(-1.5, 0.0)).is_nan());
+        let w = Complex::powc(z, C::new(0.5, 1.0));
+        let want = (C::new(0.5, 1.0) * z.ln()).exp();
+        assert!((w - want).norm() < 1e-15);
     }
 
     #[test]

@@ -662,7 +662,14 @@ macro_rules! arith_float {
         }
     )*};
 }
-arith_float!(f32, f64, half::f16, half::bf16);
+arith_float!(
+    f32,
+    f64,
+    half::f16,
+    half::bf16,
+    crate::Complex32,
+    crate::Complex64
+);
 
 impl Arith for bool {
     #[inline(always)]
@@ -694,18 +701,26 @@ macro_rules! mat_plain {
 }
 mat_plain!(bool, u8, i8, i16, u16, i32, u32, i64, u64, half::bf16);
 
-impl MatElem for half::f16 {
-    unsafe fn run(job: &Job<'_>) {
-        // SAFETY: forwarded from the caller; `choose` picks a `gemm` route only when
-        // `use_gemm` (aligned pointers) is set, and no vector route for f16.
-        unsafe {
-            match job.route {
-                Route::Gemm | Route::Symmetric => with_gemm::<half::f16>(job),
-                _ => plain::<half::f16>(job),
+macro_rules! mat_gemm {
+    ($($t:ty),*) => {$(
+        impl MatElem for $t {
+            unsafe fn run(job: &Job<'_>) {
+                // SAFETY: forwarded from the caller; `choose` picks a `gemm` route only
+                // when `use_gemm` (aligned pointers) is set, and no vector route for
+                // these types.
+                unsafe {
+                    match job.route {
+                        Route::Gemm | Route::Symmetric => with_gemm::<$t>(job),
+                        _ => plain::<$t>(job),
+                    }
+                }
             }
         }
-    }
+    )*};
 }
+// Complex `a · aᵀ` (a transpose, not the conjugate one) is symmetric too, so the
+// symmetric route serves it.
+mat_gemm!(half::f16, crate::Complex32, crate::Complex64);
 
 macro_rules! mat_fast {
     ($($t:ty),*) => {$(
@@ -743,6 +758,14 @@ impl GemmScalar for f64 {
 impl GemmScalar for half::f16 {
     const ZERO: Self = half::f16::ZERO;
     const ONE: Self = half::f16::ONE;
+}
+impl GemmScalar for crate::Complex32 {
+    const ZERO: Self = crate::Complex32::new(0.0, 0.0);
+    const ONE: Self = crate::Complex32::new(1.0, 0.0);
+}
+impl GemmScalar for crate::Complex64 {
+    const ZERO: Self = crate::Complex64::new(0.0, 0.0);
+    const ONE: Self = crate::Complex64::new(1.0, 0.0);
 }
 
 /// Every matrix of `job` through `gemm`, with the operands' own strides.
@@ -960,7 +983,11 @@ fn choose(
 ) -> Route {
     let (m, n, k) = (job.m, job.n, job.k);
     let fast = job.use_gemm && matches!(dt, DType::F32 | DType::F64);
-    let gemm_dt = job.use_gemm && matches!(dt, DType::F32 | DType::F64 | DType::F16);
+    let gemm_dt = job.use_gemm
+        && matches!(
+            dt,
+            DType::F32 | DType::F64 | DType::F16 | DType::C64 | DType::C128
+        );
     let general = if gemm_dt { Route::Gemm } else { Route::Plain };
     let small_ok = fast && n <= SMALL_MAX && k <= SMALL_MAX;
     let vector_ok = fast && job.count == 1 && vector_layout(job).is_some();

@@ -5,6 +5,7 @@
 //! (`ops/table.rs`) to those loops with its scalar function.
 
 pub(crate) mod binary;
+pub(crate) mod complex;
 pub(crate) mod copy;
 pub mod cpu;
 pub(crate) mod elementwise_loops;

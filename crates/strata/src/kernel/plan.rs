@@ -56,6 +56,19 @@ pub fn promote_types(a: DType, b: DType) -> Result<DType> {
         }
     };
     match (ka, kb) {
+        (DTypeKind::Complex, DTypeKind::Complex) => {
+            Ok(if a.itemsize() >= b.itemsize() { a } else { b })
+        }
+        // The complex dtype whose parts hold both (complex64 with float64: complex128).
+        (DTypeKind::Complex, DTypeKind::Float) | (DTypeKind::Float, DTypeKind::Complex) => {
+            Ok(if a == F64 || b == F64 || a == C128 || b == C128 {
+                C128
+            } else {
+                C64
+            })
+        }
+        (DTypeKind::Complex, _) => Ok(a),
+        (_, DTypeKind::Complex) => Ok(b),
         (DTypeKind::Float, DTypeKind::Float) => Ok(float(a, b)),
         (DTypeKind::Float, _) => Ok(a),
         (_, DTypeKind::Float) => Ok(b),
@@ -103,6 +116,10 @@ fn update(slot: &mut Option<DType>, dt: DType) -> Result<()> {
 /// PyTorch's `combine_categories`.
 fn combine(higher: Option<DType>, lower: Option<DType>) -> Result<Option<DType>> {
     Ok(match (higher, lower) {
+        (Some(h), _) if h.is_complex() => Some(h),
+        // A complex scalar or 0-d tensor over float tensors: the complex dtype of their
+        // precision (float64 + 1j is complex128); over integers, its own.
+        (Some(h), Some(l)) if l.is_complex() => Some(h.to_complex().unwrap_or(l)),
         (Some(h), _) if h.is_float() => Some(h),
         (Some(h), Some(l)) if h == DType::Bool || l.is_float() => Some(promote_types(h, l)?),
         (None, Some(l)) => Some(l),
@@ -112,7 +129,8 @@ fn combine(higher: Option<DType>, lower: Option<DType>) -> Result<Option<DType>>
 
 /// The result dtype of an elementwise op over `operands`, with PyTorch's rules: tensors
 /// with dims decide unless a 0-d tensor or a scalar is of a higher category (bool < int <
-/// float); a Python float scalar counts as float32 (the default dtype), an int as int64.
+/// float < complex); a Python float scalar counts as float32 (the default dtype), an int
+/// as int64, a complex as complex64.
 pub fn result_type(operands: &[Operand<'_>]) -> Result<DType> {
     let mut st = State::default();
     for op in operands {
@@ -366,6 +384,39 @@ mod tests {
         let u8v = t(U8, &[2]);
         assert_eq!(result_type(&[(&u8v).into(), 300.into()]).unwrap(), U8);
         assert_eq!(result_type(&[1.into(), 2.5.into()]).unwrap(), F32);
+    }
+
+    #[test]
+    fn complex_promotion_follows_pytorch() {
+        use DType::*;
+        let p = |a, b| promote_types(a, b).unwrap();
+        assert_eq!(p(C64, F64), C128);
+        assert_eq!(p(F64, C64), C128);
+        assert_eq!(p(C64, F32), C64);
+        assert_eq!(p(C64, F16), C64);
+        assert_eq!(p(BF16, C64), C64);
+        assert_eq!(p(C64, C128), C128);
+        assert_eq!(p(C128, F32), C128);
+        assert_eq!(p(I64, C64), C64);
+        assert_eq!(p(U64, C128), C128);
+        assert_eq!(p(Bool, C64), C64);
+        let t = |dt, shape: &[usize]| Tensor::zeros(shape, dt).unwrap();
+        let (f32v, f64v, i32v) = (t(F32, &[2]), t(F64, &[2]), t(I32, &[2]));
+        let c = Scalar::Complex(1.0, 2.0);
+        assert_eq!(result_type(&[(&f32v).into(), c.into()]).unwrap(), C64);
+        assert_eq!(result_type(&[(&f64v).into(), c.into()]).unwrap(), C128);
+        assert_eq!(result_type(&[(&i32v).into(), c.into()]).unwrap(), C64);
+        let c128_0d = t(C128, &[]);
+        assert_eq!(
+            result_type(&[(&f32v).into(), (&c128_0d).into()]).unwrap(),
+            C64
+        );
+        let c64v = t(C64, &[2]);
+        assert_eq!(result_type(&[(&c64v).into(), 2.5.into()]).unwrap(), C64);
+        assert_eq!(
+            result_type(&[(&c64v).into(), (&t(F64, &[])).into()]).unwrap(),
+            C64
+        );
     }
 
     #[test]

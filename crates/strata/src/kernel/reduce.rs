@@ -27,14 +27,15 @@ use self::accumulators::{
 use self::geom::Geom;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
+use crate::kernel::math::not_implemented;
 use crate::layout::{contiguous_strides, DimVec};
 use crate::ops::reduce::{ReduceSpec, Reduction};
 use crate::storage::borrow;
 use crate::tensor::Tensor;
-use crate::with_dtype;
+use crate::{with_dtype, with_real_dtype};
 
 /// Runs `$body` with `$T` bound to the element type of a float dtype, else `$other`.
-/// (The float-only counterpart of [`with_dtype!`] for ops PyTorch refuses on integers.)
+/// (The float-only counterpart of [`with_dtype!`](crate::with_dtype) for ops PyTorch refuses on integers.)
 macro_rules! with_float {
     ($dtype:expr, $T:ident => $body:expr, _ => $other:expr) => {
         match $dtype {
@@ -206,18 +207,18 @@ pub(crate) fn reduce(op: Reduction, out: &Tensor, t: &Tensor, spec: &ReduceSpec<
     };
     match op {
         Reduction::Sum => {
-            with_dtype!(t.dtype(), T => fold_into(name, out, t, spec, &Sum::<T>::default(), None))
+            with_real_dtype!(t.dtype(), T => fold_into(name, out, t, spec, &Sum::<T>::default(), None), complex => Err(not_implemented(name, t.dtype())))
         }
         Reduction::Prod => {
-            with_dtype!(t.dtype(), T => fold_into(name, out, t, spec, &Prod::<T>::default(), None))
+            with_real_dtype!(t.dtype(), T => fold_into(name, out, t, spec, &Prod::<T>::default(), None), complex => Err(not_implemented(name, t.dtype())))
         }
         Reduction::Mean => with_float!(t.dtype(),
             T => fold_into(name, out, t, spec, &Mean::<T>::default(), None),
             _ => Err(not_float())),
-        Reduction::Amax | Reduction::Max => with_dtype!(t.dtype(),
-            T => fold_into(name, out, t, spec, &Extreme::<T, true>::default(), None)),
-        Reduction::Amin | Reduction::Min => with_dtype!(t.dtype(),
-            T => fold_into(name, out, t, spec, &Extreme::<T, false>::default(), None)),
+        Reduction::Amax | Reduction::Max => with_real_dtype!(t.dtype(),
+            T => fold_into(name, out, t, spec, &Extreme::<T, true>::default(), None), complex => Err(not_implemented(name, t.dtype()))),
+        Reduction::Amin | Reduction::Min => with_real_dtype!(t.dtype(),
+            T => fold_into(name, out, t, spec, &Extreme::<T, false>::default(), None), complex => Err(not_implemented(name, t.dtype()))),
         Reduction::All => with_dtype!(t.dtype(), T => logical_into::<T, true>(name, out, t, spec)),
         Reduction::Any => {
             with_dtype!(t.dtype(), T => logical_into::<T, false>(name, out, t, spec))
@@ -295,10 +296,10 @@ pub(crate) fn arg_reduce(
     let name = "argmax";
     match op {
         Reduction::Max | Reduction::Argmax => {
-            with_dtype!(t.dtype(), T => arg_into::<T, true>(name, vals, idx, t, spec))
+            with_real_dtype!(t.dtype(), T => arg_into::<T, true>(name, vals, idx, t, spec), complex => Err(not_implemented(name, t.dtype())))
         }
         Reduction::Min | Reduction::Argmin => {
-            with_dtype!(t.dtype(), T => arg_into::<T, false>(name, vals, idx, t, spec))
+            with_real_dtype!(t.dtype(), T => arg_into::<T, false>(name, vals, idx, t, spec), complex => Err(not_implemented(name, t.dtype())))
         }
         _ => Err(Error::value(
             op.name(),
@@ -337,8 +338,12 @@ fn scan_into<T: Summable, const PROD: bool>(
 pub(crate) fn scan(op: Reduction, out: &Tensor, t: &Tensor, dim: usize) -> Result<()> {
     let name = op.name();
     match op {
-        Reduction::Cumsum => with_dtype!(t.dtype(), T => scan_into::<T, false>(name, out, t, dim)),
-        Reduction::Cumprod => with_dtype!(t.dtype(), T => scan_into::<T, true>(name, out, t, dim)),
+        Reduction::Cumsum => {
+            with_real_dtype!(t.dtype(), T => scan_into::<T, false>(name, out, t, dim), complex => Err(not_implemented(name, t.dtype())))
+        }
+        Reduction::Cumprod => {
+            with_real_dtype!(t.dtype(), T => scan_into::<T, true>(name, out, t, dim), complex => Err(not_implemented(name, t.dtype())))
+        }
         _ => Err(Error::value(
             name,
             format!("internal error: {name} is not a scan"),

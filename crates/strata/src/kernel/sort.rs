@@ -142,8 +142,9 @@ half_key!(half::f16, half::bf16);
 
 /// `body` with `$T` the [`SortKey`] type of `dtype`'s elements (`bool` read as its byte).
 macro_rules! with_sort_key {
-    ($dtype:expr, $T:ident => $body:expr) => {
+    ($dtype:expr, $T:ident => $body:expr, complex => $complex:expr) => {
         match $dtype {
+            DType::C64 | DType::C128 => $complex,
             DType::Bool => {
                 type $T = BoolByte;
                 $body
@@ -330,7 +331,8 @@ pub(crate) fn sort(
     if indices.dtype() != DType::I64 {
         return Err(Error::dtype(op, "internal error: indices must be int64"));
     }
-    with_sort_key!(input.dtype(), T => sort_typed::<T>(op, values, indices, input, dim, descending))
+    with_sort_key!(input.dtype(), T => sort_typed::<T>(op, values, indices, input, dim, descending),
+        complex => Err(Error::dtype(op, "Sort does not support complex dtypes on CPU")))
 }
 
 fn sort_typed<T: SortKey>(
@@ -427,7 +429,8 @@ pub(crate) fn search(
     sorter: Option<&Tensor>,
     right: bool,
 ) -> Result<()> {
-    with_sort_key!(seq.dtype(), T => search_typed::<T>(op, out, seq, values, sorter, right))
+    with_sort_key!(seq.dtype(), T => search_typed::<T>(op, out, seq, values, sorter, right),
+        complex => Err(crate::kernel::math::not_implemented(op, seq.dtype())))
 }
 
 fn search_typed<T: SortKey>(

@@ -44,6 +44,7 @@ pub(crate) fn run_ternary(
             half H => ternary_into(op, cost, out, a, b, c, |x: H, l: H, h: H| {
                 H::down(clamp_real(x.up(), l.up(), h.up()))
             });
+            complex _C => Err(not_implemented(op, a.dtype()));
             bool => Err(not_implemented(op, DType::Bool))),
     }
 }

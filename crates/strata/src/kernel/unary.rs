@@ -5,7 +5,7 @@
 
 use super::elementwise_loops::{unary_half_into, unary_into};
 #[allow(unused_imports)] // The table's scalar functions use some of these.
-use super::math::{arm, dispatch, half_arm, not_implemented, sign_real, Half, Int, Real};
+use super::math::{arm, dispatch, half_arm, not_implemented, sign_real, Complex, Half, Int, Real};
 use crate::dtype::Element;
 use crate::error::Result;
 use crate::ops::table::{Cost, Unary};
@@ -17,7 +17,7 @@ use crate::with_dtype;
 /// instantiated for the dtype matched.
 macro_rules! unary_kernel {
     ($op:ident, $cost:expr, $out:ident, $a:ident;
-     same |$x:ident| $(int $int:expr;)? $(real $real:expr;)? $(half $half:expr;)? $(bool $b:expr;)?) => {
+     same |$x:ident| $(int $int:expr;)? $(real $real:expr;)? $(half $half:expr;)? $(complex $cx:expr;)? $(bool $b:expr;)?) => {
         dispatch!($a.dtype();
             int _I => arm!([$({
                 #[inline(always)]
@@ -41,13 +41,18 @@ macro_rules! unary_kernel {
                     unary_half_into::<_H, _>($op, $cost, $out, $a, k::<f32>)
                 })?]
                 $op, $a.dtype());
+            complex _C => arm!([$({
+                #[inline(always)]
+                fn k<C: Complex>($x: C) -> C { $cx }
+                unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, k::<_C>)
+            })?] $op, $a.dtype());
             bool => arm!([$({
                 fn k($x: bool) -> bool { $b }
                 unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, k)
             })?] $op, $a.dtype()))
     };
     ($op:ident, $cost:expr, $out:ident, $a:ident;
-     pred |$x:ident| $(int $int:expr;)? $(real $real:expr;)? $(bool $b:expr;)?) => {
+     pred |$x:ident| $(int $int:expr;)? $(real $real:expr;)? $(complex $cx:expr;)? $(bool $b:expr;)?) => {
         dispatch!($a.dtype();
             int _I => arm!([$({
                 #[inline(always)]
@@ -63,6 +68,11 @@ macro_rules! unary_kernel {
                 #[inline(always)]
                 fn k<R: Real>($x: R) -> bool { $real }
                 unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, |v: _H| k::<f32>(v.up()))
+            })?] $op, $a.dtype());
+            complex _C => arm!([$({
+                #[inline(always)]
+                fn k<C: Complex>($x: C) -> bool { $cx }
+                unary_into::<_, _, _, { matches!($cost, Cost::Math) }>($op, $cost, $out, $a, k::<_C>)
             })?] $op, $a.dtype());
             bool => arm!([$({
                 fn k($x: bool) -> bool { $b }

@@ -70,13 +70,15 @@ pub(crate) fn int_limits(dt: DType) -> Option<(i128, i128, &'static str)> {
         U32 => (0, u32::MAX.into(), "uint32_t"),
         I64 => (i64::MIN.into(), i64::MAX.into(), "int64_t"),
         U64 => (0, u64::MAX.into(), "uint64_t"),
-        Bool | F16 | BF16 | F32 | F64 => return None,
+        Bool | F16 | BF16 | F32 | F64 | C64 | C128 => return None,
     })
 }
 
-/// PyTorch's `canCast`: no float → integer and no non-bool → bool.
+/// PyTorch's `canCast`: no complex → real, no float → integer and no non-bool → bool.
 pub(crate) fn can_cast(from: DType, to: DType) -> bool {
-    !((from.is_float() && !to.is_float()) || (from != DType::Bool && to == DType::Bool))
+    !((from.is_complex() && !to.is_complex())
+        || (from.is_float() && !to.is_float() && !to.is_complex())
+        || (from != DType::Bool && to == DType::Bool))
 }
 
 /// The tensor an op writes, and where its values end up.
@@ -158,10 +160,10 @@ impl Target {
     }
 }
 
-/// The floating dtype a float-only op computes in: the input's, or float32 (PyTorch's
-/// default dtype) for integers and bool.
+/// The floating dtype a float-only op computes in: the input's (a complex one included),
+/// or float32 (PyTorch's default dtype) for integers and bool.
 pub(crate) fn float_of(dt: DType) -> DType {
-    if dt.kind() == DTypeKind::Float {
+    if matches!(dt.kind(), DTypeKind::Float | DTypeKind::Complex) {
         dt
     } else {
         DType::F32
@@ -206,7 +208,9 @@ fn unary_dtypes(kind: Unary, dt: DType) -> Result<(DType, DType)> {
         UnaryRule::Float => (float_of(dt), float_of(dt)),
         UnaryRule::Pred if is_bool => (DType::U8, DType::Bool),
         UnaryRule::Pred | UnaryRule::Logical => (dt, DType::Bool),
-        UnaryRule::IntOnly if dt.is_float() => return Err(not_implemented(op, dt)),
+        UnaryRule::IntOnly if dt.is_float() || dt.is_complex() => {
+            return Err(not_implemented(op, dt))
+        }
         UnaryRule::IntOnly => (dt, dt),
     })
 }
@@ -224,6 +228,11 @@ pub(crate) fn unary(kind: Unary, x: &Tensor, dest: Dest<'_>) -> Result<Tensor> {
 
 /// [`unary`] without autograd.
 pub(crate) fn unary_raw(kind: Unary, x: &Tensor, dest: Dest<'_>) -> Result<Tensor> {
+    if x.dtype().is_complex() {
+        if let Some(r) = super::complex::unary_special(kind, x, matches!(dest, Dest::Into(_))) {
+            return r;
+        }
+    }
     let op = kind.name();
     let (cdt, odt) = unary_dtypes(kind, x.dtype())?;
     // Most ops compute in the input's dtype: then the input itself, not a new handle.
@@ -275,7 +284,7 @@ fn binary_dtypes(
         }
         BinaryRule::IntOnly(rule) => {
             bools(rule)?;
-            if common.is_float() {
+            if common.is_float() || common.is_complex() {
                 return Err(not_implemented(op, common));
             }
             (common, common)

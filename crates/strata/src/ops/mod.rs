@@ -20,11 +20,15 @@
 //! - `composite`: ops composed of other ops, so differentiable through them (`softmax`,
 //!   `log_softmax`, `isclose`/`allclose`, `cross`, `cumulative_sum`); `einsum` (the same,
 //!   with its equation parser).
+//! - `complex`: complex tensors' own ops — the views of their parts (`view_as_real`,
+//!   `view_as_complex`, `real`, `imag`), `conj`, `abs`/`angle`, `complex`/`polar`
+//!   (complex arithmetic and math are table entries with `complex` arms).
 //! - `linalg`: linear algebra (`strata::linalg`, PyTorch's `torch.linalg`): factorisations
 //!   per matrix over the backend's `linalg` loops (`kernel/linalg.rs`, through `faer`),
 //!   and the norms, `pinv`, `lstsq`, `trace`, `tensordot` composed from them and other ops.
 
 pub(crate) mod arrange;
+pub(crate) mod complex;
 pub(crate) mod composite;
 pub(crate) mod einsum;
 pub mod elementwise;

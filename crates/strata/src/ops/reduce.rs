@@ -631,6 +631,36 @@ fn reduce(
     correction: f64,
     nonempty: Option<&'static str>,
 ) -> Result<Tensor> {
+    if t.dtype().is_complex() && matches!(op, Reduction::Var | Reduction::Std) {
+        // E|z − μ|² = var(re) + var(im), a real result.
+        let part = |p: Tensor| reduce(Reduction::Var, &p, dims, keepdim, correction, nonempty);
+        let v = part(t.real()?)?.add(&part(t.imag()?)?)?;
+        return if op == Reduction::Std {
+            v.sqrt()
+        } else {
+            Ok(v)
+        };
+    }
+    if t.dtype().is_complex() && op == Reduction::Prod {
+        return super::complex::prod(t, dims, keepdim);
+    }
+    if t.dtype().is_complex() && matches!(op, Reduction::Sum | Reduction::Mean) {
+        // The parts sum (and average) independently: the same reduction over the real
+        // pairs, the pair dim kept.
+        let n = t.ndim();
+        if n == 0 {
+            return t.contiguous_copy();
+        }
+        let ds: Vec<i64> = if dims.is_empty() {
+            (0..n as i64).collect()
+        } else {
+            dims.iter()
+                .map(|&d| wrap_dim(op.name(), d, n).map(|d| d as i64))
+                .collect::<Result<_>>()?
+        };
+        let pairs = reduce(op, &t.view_as_real()?, &ds, keepdim, correction, nonempty)?;
+        return pairs.contiguous()?.view_as_complex();
+    }
     let backend = backend_for(op.name(), t.device())?;
     let plan = Plan::new(op.name(), t, dims, keepdim)?;
     if let Some(pname) = nonempty {
@@ -914,6 +944,18 @@ impl Tensor {
         let name = op.name();
         let backend = backend_for(name, self.device())?;
         let d = wrap_dim(name, dim, self.ndim())?;
+        if self.is_complex() {
+            return match op {
+                // The parts accumulate independently.
+                Reduction::Cumsum if self.ndim() > 0 => self
+                    .view_as_real()?
+                    .cumsum(d as i64)?
+                    .contiguous()?
+                    .view_as_complex(),
+                Reduction::Cumprod => super::complex::cumprod(self, d),
+                _ => self.contiguous_copy(),
+            };
+        }
         let dt = op.dtype_rule().out_dtype(self.dtype())?;
         let out = Tensor::zeros_on(self.shape(), dt, self.device())?;
         if self.numel() > 0 {

@@ -146,6 +146,8 @@ pub enum CudaClass {
     Half,
     /// `bool`.
     Bool,
+    /// `complex64`/`complex128`: no CUDA kernels yet, so every op is "not implemented".
+    Complex,
 }
 
 impl CudaClass {
@@ -155,6 +157,7 @@ impl CudaClass {
             DType::Bool => CudaClass::Bool,
             DType::F16 | DType::BF16 => CudaClass::Half,
             DType::F32 | DType::F64 => CudaClass::Real,
+            DType::C64 | DType::C128 => CudaClass::Complex,
             _ => CudaClass::Int,
         }
     }
@@ -167,6 +170,7 @@ impl CudaClass {
             CudaClass::Real => find("real"),
             CudaClass::Half => find("half").or_else(|| find("real")),
             CudaClass::Bool => find("bool"),
+            CudaClass::Complex => return None,
         };
         own.or_else(|| find("any"))
     }
@@ -189,11 +193,11 @@ macro_rules! for_each_unary_op {
             /// tensor is an error with PyTorch's text.
             Neg neg inplace(neg_) rule(Keep(BoolIn::Error(NEG_BOOL))) cost(Memory)
                 cuda(int "wneg(x)"; real "-x";)
-                kernel(same |x| int x.w_neg(); real -x;) grad(none |_s, g| g.neg());
+                kernel(same |x| int x.w_neg(); real -x; complex -x;) grad(none |_s, g| g.neg());
             /// `+x`: a copy (PyTorch returns the input itself). A bool tensor is an error.
             Positive positive inplace() rule(Keep(BoolIn::Error("The `+` operator, on a bool tensor is not supported."))) cost(Memory)
                 cuda(int "x"; real "x";)
-                kernel(same |x| int x; real x;) grad(none |_s, g| Ok(g.clone()));
+                kernel(same |x| int x; real x; complex x;) grad(none |_s, g| Ok(g.clone()));
             /// `|x|`, keeping the dtype; `abs(i8::MIN) == i8::MIN` as in PyTorch. Not for bool.
             Abs abs inplace(abs_) rule(Keep(BoolIn::Refuse)) cost(Memory)
                 cuda(int "wabs(x)"; real "m_fabs(x)";)
@@ -203,60 +207,65 @@ macro_rules! for_each_unary_op {
             Sign sign inplace(sign_) rule(Keep(BoolIn::Keep)) cost(Memory)
                 cuda(int "isgn(x)"; real "rsgn(x)"; bool "x";)
                 kernel(same |x| int x.sign(); real sign_real(x); bool x;) grad(zero);
+            /// The sign generalised to complex numbers: `z / |z|` (0 at 0); for real
+            /// dtypes the same as [`sign`](Self::sign).
+            Sgn sgn inplace(sgn_) rule(Keep(BoolIn::Keep)) cost(Memory)
+                cuda(int "isgn(x)"; real "rsgn(x)"; bool "x";)
+                kernel(same |x| int x.sign(); real sign_real(x); complex x.sgn(); bool x;) grad(zero);
             /// `x·x`, keeping the dtype (integers wrap); bool gives int64, as PyTorch.
             Square square inplace(square_) rule(Keep(BoolIn::As(DType::I64))) cost(Memory)
                 cuda(int "wmul(x, x)"; real "x * x";)
-                kernel(same |x| int x.w_mul(x); real x * x;) grad(x |x, g| g.mul(&x.mul(2.0)?));
+                kernel(same |x| int x.w_mul(x); real x * x; complex x * x;) grad(x |x, g| g.mul(&x.mul(2.0)?));
             /// `max(x, 0)`; NaN stays NaN. Not for bool.
             Relu relu inplace(relu_) rule(Keep(BoolIn::Error("Boolean inputs not supported for relu"))) cost(Memory)
                 cuda(int "(isneg(x) ? (T)0 : x)"; real "(x < (T)0 ? (T)0 : x)";)
                 kernel(same |x| int if x.is_neg() { I::ZERO } else { x }; real if x < R::ZERO { R::ZERO } else { x };) grad(y |y, g| g.mul(&y.gt(0.0)?));
             /// `√x`.
-            Sqrt sqrt inplace(sqrt_) rule(Float) cost(Memory) cuda(real "m_sqrt(x)";) kernel(same |x| real x.sqrt();) grad(y |y, g| g.div(&y.mul(2.0)?));
+            Sqrt sqrt inplace(sqrt_) rule(Float) cost(Memory) cuda(real "m_sqrt(x)";) kernel(same |x| real x.sqrt(); complex x.sqrt();) grad(y |y, g| g.div(&y.mul(2.0)?));
             /// `1/√x`.
-            Rsqrt rsqrt inplace(rsqrt_) rule(Float) cost(Memory) cuda(real "(T)1 / m_sqrt(x)";) kernel(same |x| real R::ONE / x.sqrt();) grad(y |y, g| g.mul(&y.mul(y)?.mul(y)?.mul(-0.5)?));
+            Rsqrt rsqrt inplace(rsqrt_) rule(Float) cost(Memory) cuda(real "(T)1 / m_sqrt(x)";) kernel(same |x| real R::ONE / x.sqrt(); complex x.sqrt().recip();) grad(y |y, g| g.mul(&y.mul(y)?.mul(y)?.mul(-0.5)?));
             /// `eˣ`.
-            Exp exp inplace(exp_) rule(Float) cost(Math) cuda(real "m_exp(x)";) kernel(same |x| real x.exp();) grad(y |y, g| g.mul(y));
+            Exp exp inplace(exp_) rule(Float) cost(Math) cuda(real "m_exp(x)";) kernel(same |x| real x.exp(); complex x.exp();) grad(y |y, g| g.mul(y));
             /// `2ˣ`.
-            Exp2 exp2 inplace(exp2_) rule(Float) cost(Math) cuda(real "m_exp2(x)";) kernel(same |x| real x.exp2();) grad(y |y, g| g.mul(&y.mul(std::f64::consts::LN_2)?));
+            Exp2 exp2 inplace(exp2_) rule(Float) cost(Math) cuda(real "m_exp2(x)";) kernel(same |x| real x.exp2(); complex x.exp2();) grad(y |y, g| g.mul(&y.mul(std::f64::consts::LN_2)?));
             /// Natural logarithm.
-            Log log inplace(log_) rule(Float) cost(Math) cuda(real "m_log(x)";) kernel(same |x| real x.ln();) grad(x |x, g| g.div(x));
+            Log log inplace(log_) rule(Float) cost(Math) cuda(real "m_log(x)";) kernel(same |x| real x.ln(); complex x.ln();) grad(x |x, g| g.div(x));
             /// Base-2 logarithm.
-            Log2 log2 inplace(log2_) rule(Float) cost(Math) cuda(real "m_log2(x)";) kernel(same |x| real x.log2();) grad(x |x, g| g.div(&x.mul(std::f64::consts::LN_2)?));
+            Log2 log2 inplace(log2_) rule(Float) cost(Math) cuda(real "m_log2(x)";) kernel(same |x| real x.log2(); complex x.log2();) grad(x |x, g| g.div(&x.mul(std::f64::consts::LN_2)?));
             /// Base-10 logarithm.
-            Log10 log10 inplace(log10_) rule(Float) cost(Math) cuda(real "m_log10(x)";) kernel(same |x| real x.log10();) grad(x |x, g| g.div(&x.mul(std::f64::consts::LN_10)?));
+            Log10 log10 inplace(log10_) rule(Float) cost(Math) cuda(real "m_log10(x)";) kernel(same |x| real x.log10(); complex x.log10();) grad(x |x, g| g.div(&x.mul(std::f64::consts::LN_10)?));
             /// `ln(1 + x)`, accurate near 0.
-            Log1p log1p inplace(log1p_) rule(Float) cost(Math) cuda(real "m_log1p(x)";) kernel(same |x| real x.ln_1p();) grad(x |x, g| g.div(&x.add(1.0)?));
+            Log1p log1p inplace(log1p_) rule(Float) cost(Math) cuda(real "m_log1p(x)";) kernel(same |x| real x.ln_1p(); complex x.ln_1p();) grad(x |x, g| g.div(&x.add(1.0)?));
             /// `eˣ − 1`, accurate near 0.
-            Expm1 expm1 inplace(expm1_) rule(Float) cost(Math) cuda(real "m_expm1(x)";) kernel(same |x| real x.exp_m1();) grad(y |y, g| g.mul(&y.add(1.0)?));
+            Expm1 expm1 inplace(expm1_) rule(Float) cost(Math) cuda(real "m_expm1(x)";) kernel(same |x| real x.exp_m1(); complex x.exp_m1();) grad(y |y, g| g.mul(&y.add(1.0)?));
             /// Sine.
-            Sin sin inplace(sin_) rule(Float) cost(Math) cuda(real "m_sin(x)";) kernel(same |x| real x.sin();) grad(x |x, g| g.mul(&x.cos()?));
+            Sin sin inplace(sin_) rule(Float) cost(Math) cuda(real "m_sin(x)";) kernel(same |x| real x.sin(); complex x.sin();) grad(x |x, g| g.mul(&x.cos()?));
             /// Cosine.
-            Cos cos inplace(cos_) rule(Float) cost(Math) cuda(real "m_cos(x)";) kernel(same |x| real x.cos();) grad(x |x, g| g.mul(&x.sin()?.neg()?));
+            Cos cos inplace(cos_) rule(Float) cost(Math) cuda(real "m_cos(x)";) kernel(same |x| real x.cos(); complex x.cos();) grad(x |x, g| g.mul(&x.sin()?.neg()?));
             /// Tangent.
-            Tan tan inplace(tan_) rule(Float) cost(Math) cuda(real "m_tan(x)";) kernel(same |x| real x.tan();) grad(y |y, g| g.mul(&y.mul(y)?.add(1.0)?));
+            Tan tan inplace(tan_) rule(Float) cost(Math) cuda(real "m_tan(x)";) kernel(same |x| real x.tan(); complex x.tan();) grad(y |y, g| g.mul(&y.mul(y)?.add(1.0)?));
             /// Arcsine, in `[-π/2, π/2]`; NaN outside `[-1, 1]`.
-            Asin asin inplace(asin_) rule(Float) cost(Math) cuda(real "m_asin(x)";) kernel(same |x| real x.asin();) grad(x |x, g| g.mul(&one_minus(&x.mul(x)?)?.rsqrt()?));
+            Asin asin inplace(asin_) rule(Float) cost(Math) cuda(real "m_asin(x)";) kernel(same |x| real x.asin(); complex x.asin();) grad(x |x, g| g.mul(&one_minus(&x.mul(x)?)?.rsqrt()?));
             /// Arccosine, in `[0, π]`; NaN outside `[-1, 1]`.
-            Acos acos inplace(acos_) rule(Float) cost(Math) cuda(real "m_acos(x)";) kernel(same |x| real x.acos();) grad(x |x, g| g.mul(&one_minus(&x.mul(x)?)?.rsqrt()?.neg()?));
+            Acos acos inplace(acos_) rule(Float) cost(Math) cuda(real "m_acos(x)";) kernel(same |x| real x.acos(); complex x.acos();) grad(x |x, g| g.mul(&one_minus(&x.mul(x)?)?.rsqrt()?.neg()?));
             /// Arctangent, in `[-π/2, π/2]`.
-            Atan atan inplace(atan_) rule(Float) cost(Math) cuda(real "m_atan(x)";) kernel(same |x| real x.atan();) grad(x |x, g| g.div(&x.mul(x)?.add(1.0)?));
+            Atan atan inplace(atan_) rule(Float) cost(Math) cuda(real "m_atan(x)";) kernel(same |x| real x.atan(); complex x.atan();) grad(x |x, g| g.div(&x.mul(x)?.add(1.0)?));
             /// Hyperbolic sine.
-            Sinh sinh inplace(sinh_) rule(Float) cost(Math) cuda(real "m_sinh(x)";) kernel(same |x| real x.sinh();) grad(x |x, g| g.mul(&x.cosh()?));
+            Sinh sinh inplace(sinh_) rule(Float) cost(Math) cuda(real "m_sinh(x)";) kernel(same |x| real x.sinh(); complex x.sinh();) grad(x |x, g| g.mul(&x.cosh()?));
             /// Hyperbolic cosine.
-            Cosh cosh inplace(cosh_) rule(Float) cost(Math) cuda(real "m_cosh(x)";) kernel(same |x| real x.cosh();) grad(x |x, g| g.mul(&x.sinh()?));
+            Cosh cosh inplace(cosh_) rule(Float) cost(Math) cuda(real "m_cosh(x)";) kernel(same |x| real x.cosh(); complex x.cosh();) grad(x |x, g| g.mul(&x.sinh()?));
             /// Hyperbolic tangent.
-            Tanh tanh inplace(tanh_) rule(Float) cost(Math) cuda(real "m_tanh(x)";) kernel(same |x| real x.tanh();) grad(y |y, g| g.mul(&one_minus(&y.mul(y)?)?));
+            Tanh tanh inplace(tanh_) rule(Float) cost(Math) cuda(real "m_tanh(x)";) kernel(same |x| real x.tanh(); complex x.tanh();) grad(y |y, g| g.mul(&one_minus(&y.mul(y)?)?));
             /// Inverse hyperbolic sine.
-            Asinh asinh inplace(asinh_) rule(Float) cost(Math) cuda(real "m_asinh(x)";) kernel(same |x| real x.asinh();) grad(x |x, g| g.mul(&x.mul(x)?.add(1.0)?.rsqrt()?));
+            Asinh asinh inplace(asinh_) rule(Float) cost(Math) cuda(real "m_asinh(x)";) kernel(same |x| real x.asinh(); complex x.asinh();) grad(x |x, g| g.mul(&x.mul(x)?.add(1.0)?.rsqrt()?));
             /// Inverse hyperbolic cosine; NaN below 1.
-            Acosh acosh inplace(acosh_) rule(Float) cost(Math) cuda(real "m_acosh(x)";) kernel(same |x| real x.acosh();) grad(x |x, g| g.mul(&x.mul(x)?.sub(1.0)?.rsqrt()?));
+            Acosh acosh inplace(acosh_) rule(Float) cost(Math) cuda(real "m_acosh(x)";) kernel(same |x| real x.acosh(); complex x.acosh();) grad(x |x, g| g.mul(&x.mul(x)?.sub(1.0)?.rsqrt()?));
             /// Inverse hyperbolic tangent; ±∞ at ±1, NaN outside `[-1, 1]`.
-            Atanh atanh inplace(atanh_) rule(Float) cost(Math) cuda(real "m_atanh(x)";) kernel(same |x| real x.atanh();) grad(x |x, g| g.div(&one_minus(&x.mul(x)?)?));
+            Atanh atanh inplace(atanh_) rule(Float) cost(Math) cuda(real "m_atanh(x)";) kernel(same |x| real x.atanh(); complex x.atanh();) grad(x |x, g| g.div(&one_minus(&x.mul(x)?)?));
             /// The logistic function `1 / (1 + e⁻ˣ)`.
             Sigmoid sigmoid inplace(sigmoid_) rule(Float) cost(Math)
                 cuda(real "rsigmoid(x)";)
-                kernel(same |x| real x.sigmoid();) grad(y |y, g| g.mul(&y.mul(&one_minus(y)?)?));
+                kernel(same |x| real x.sigmoid(); complex (C::make(<C::Part as Real>::ONE, <C::Part as Real>::ZERO) + (-x).exp()).recip();) grad(y |y, g| g.mul(&y.mul(&one_minus(y)?)?));
             /// GELU, PyTorch's default (erf) form: `x · ½ · (1 + erf(x/√2))`.
             Gelu gelu inplace(gelu_) rule(Float) cost(Math)
                 cuda(real "x * (T)0.5 * ((T)1 + m_erf(x * (T)0.70710678118654752440))";)
@@ -271,7 +280,7 @@ macro_rules! for_each_unary_op {
             /// `1/x`.
             Reciprocal reciprocal inplace(reciprocal_) rule(Float) cost(Memory)
                 cuda(real "(T)1 / x";)
-                kernel(same |x| real R::ONE / x;) grad(y |y, g| g.mul(&y.mul(y)?.neg()?));
+                kernel(same |x| real R::ONE / x; complex x.recip();) grad(y |y, g| g.mul(&y.mul(y)?.neg()?));
             /// Degrees to radians, `x · π/180`.
             Deg2rad deg2rad inplace(deg2rad_) rule(Float) cost(Memory)
                 cuda(real "x * (T)(3.14159265358979323846 / 180.0)";)
@@ -314,15 +323,15 @@ macro_rules! for_each_unary_op {
             /// True where the element is NaN (bool tensor; always false for integers).
             IsNan isnan inplace() rule(Pred) cost(Memory)
                 cuda(int "false"; real "m_isnan(x)";)
-                kernel(pred |_x| int false; real _x.is_nan();) grad(nondiff);
+                kernel(pred |_x| int false; real _x.is_nan(); complex _x.is_nan();) grad(nondiff);
             /// True where the element is ±∞.
             IsInf isinf inplace() rule(Pred) cost(Memory)
                 cuda(int "false"; real "m_isinf(x)";)
-                kernel(pred |_x| int false; real _x.is_infinite();) grad(nondiff);
+                kernel(pred |_x| int false; real _x.is_infinite(); complex _x.is_infinite();) grad(nondiff);
             /// True where the element is neither NaN nor ±∞.
             IsFinite isfinite inplace() rule(Pred) cost(Memory)
                 cuda(int "true"; real "m_isfinite(x)";)
-                kernel(pred |_x| int true; real _x.is_finite();) grad(nondiff);
+                kernel(pred |_x| int true; real _x.is_finite(); complex _x.is_finite();) grad(nondiff);
             /// True where the sign bit is set: negative numbers, `-0.0` and NaNs with the
             /// sign bit (bool tensor; false for unsigned integers and bool).
             Signbit signbit inplace() rule(Pred) cost(Memory)
@@ -342,19 +351,19 @@ macro_rules! for_each_binary_op {
             /// `self + other`. Integers wrap (`127i8 + 1 == -128`); bool + bool is "or".
             Add add inplace(add_) rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
                 cuda(int "wadd(a, b)"; real "a + b"; bool "(a | b)";)
-                kernel(same |a, b| int a.w_add(b); real a + b; bool a | b;) grad(none |_a, _b, _y, g| Ok(g.clone()), Ok(g.clone()));
+                kernel(same |a, b| int a.w_add(b); real a + b; complex a + b; bool a | b;) grad(none |_a, _b, _y, g| Ok(g.clone()), Ok(g.clone()));
             /// `self - other`. Integers wrap; any bool operand is an error (PyTorch's text).
             Sub sub inplace(sub_) rule(Keep(BoolIn2::Error(SUB_BOOLS, SUB_BOOL))) cost(Memory) check(Nothing)
                 cuda(int "wsub(a, b)"; real "a - b";)
-                kernel(same |a, b| int a.w_sub(b); real a - b;) grad(none |_a, _b, _y, g| Ok(g.clone()), g.neg());
+                kernel(same |a, b| int a.w_sub(b); real a - b; complex a - b;) grad(none |_a, _b, _y, g| Ok(g.clone()), g.neg());
             /// `self * other`. Integers wrap; bool · bool is "and".
             Mul mul inplace(mul_) rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
                 cuda(int "wmul(a, b)"; real "a * b"; bool "(a & b)";)
-                kernel(same |a, b| int a.w_mul(b); real a * b; bool a & b;) grad(a b |a, b, _y, g| g.mul(b), g.mul(a));
+                kernel(same |a, b| int a.w_mul(b); real a * b; complex a * b; bool a & b;) grad(a b |a, b, _y, g| g.mul(b), g.mul(a));
             /// True division: integer and bool inputs give float32; `x / 0` is ±∞ or NaN.
             Div div inplace(div_) rule(Float) cost(Memory) check(Nothing)
                 cuda(real "a / b";)
-                kernel(same |a, b| real a / b;) grad(a b |a, b, _y, g| g.div(b), g.mul(a)?.div(&b.mul(b)?)?.neg());
+                kernel(same |a, b| real a / b; complex a.div(b);) grad(a b |a, b, _y, g| g.div(b), g.mul(a)?.div(&b.mul(b)?)?.neg());
             /// Python's `//` (rounds toward −∞). An integer zero divisor is an error
             /// ("ZeroDivisionError") raised before anything is written.
             FloorDivide floor_divide inplace(floor_divide_) rule(Keep(BoolIn2::Refuse)) cost(Memory) check(ZeroDivisor)
@@ -375,7 +384,7 @@ macro_rules! for_each_binary_op {
             /// an error ("Integers to negative integer powers are not allowed.").
             Pow pow inplace(pow_) rule(Keep(BoolIn2::Refuse)) cost(Math) check(NegativeExponent)
                 cuda(int "ipow(a, b)"; real "m_pow(a, b)";)
-                kernel(same |a, b| int pow_int(a, b); real a.powf(b);) grad(a b y |a, b, y, g| pow_grad_base(a, b, g), pow_grad_exponent(a, b, y, g));
+                kernel(same |a, b| int pow_int(a, b); real a.powf(b); complex a.powc(b);) grad(a b y |a, b, y, g| pow_grad_base(a, b, g), pow_grad_exponent(a, b, y, g));
             /// The larger of the two; NaN if either is NaN (bool: "or").
             Maximum maximum inplace(maximum_) rule(Keep(BoolIn2::Keep)) cost(Memory) check(Nothing)
                 cuda(int "(a < b ? b : a)"; real "rmaximum(a, b)"; bool "(a | b)";)
@@ -432,11 +441,11 @@ macro_rules! for_each_binary_op {
             /// `self == other`, as a bool tensor (compared in the promoted dtype).
             Eq eq inplace() rule(Compare) cost(Memory) check(Nothing)
                 cuda(int "a == b"; real "a == b"; bool "a == b";)
-                kernel(pred |a, b| int a == b; real a == b; bool a == b;) grad(nondiff);
+                kernel(pred |a, b| int a == b; real a == b; complex a == b; bool a == b;) grad(nondiff);
             /// `self != other`, as a bool tensor.
             Ne ne inplace() rule(Compare) cost(Memory) check(Nothing)
                 cuda(int "a != b"; real "a != b"; bool "a != b";)
-                kernel(pred |a, b| int a != b; real a != b; bool a != b;) grad(nondiff);
+                kernel(pred |a, b| int a != b; real a != b; complex a != b; bool a != b;) grad(nondiff);
             /// `self < other`, as a bool tensor.
             Lt lt inplace() rule(Compare) cost(Memory) check(Nothing)
                 cuda(int "a < b"; real "a < b"; bool "(!a & b)";)

@@ -49,15 +49,42 @@ struct Formatter {
     int_mode: bool,
     sci_mode: bool,
     width: usize,
+    /// A complex dtype's formatters of the real and the imaginary parts (PyTorch's
+    /// `formatter1`, `formatter2`).
+    parts: Option<Box<(Formatter, Formatter)>>,
 }
 
 impl Formatter {
     fn new(dtype: DType, values: &[Scalar]) -> Formatter {
+        if dtype.is_complex() {
+            let part = |k: usize| -> Vec<Scalar> {
+                values
+                    .iter()
+                    .map(|v| {
+                        let (re, im) = v.to_complex();
+                        Scalar::Float(if k == 0 { re } else { im })
+                    })
+                    .collect()
+            };
+            let (re, im) = (
+                Formatter::new(DType::F64, &part(0)),
+                Formatter::new(DType::F64, &part(1)),
+            );
+            return Formatter {
+                float: true,
+                int_mode: false,
+                sci_mode: false,
+                // Both parts and the `j`: PyTorch's element length less the separator.
+                width: re.width + im.width + 1,
+                parts: Some(Box::new((re, im))),
+            };
+        }
         let mut f = Formatter {
             float: dtype.is_float(),
             int_mode: true,
             sci_mode: false,
             width: 1,
+            parts: None,
         };
         if f.float {
             let finite: Vec<f64> = values
@@ -88,6 +115,19 @@ impl Formatter {
     }
 
     fn format(&self, v: Scalar) -> String {
+        if let Some(p) = &self.parts {
+            // PyTorch's `_val_formatter`: the real part padded, the imaginary part with
+            // its padding stripped and a sign always written.
+            let (re, im) = v.to_complex();
+            let real = p.0.padded(Scalar::Float(re));
+            let imag = format!("{}j", p.1.padded(Scalar::Float(im)));
+            let imag = imag.trim_start();
+            return if imag.starts_with('-') || imag.starts_with('+') {
+                format!("{real}{imag}")
+            } else {
+                format!("{real}+{imag}")
+            };
+        }
         if !self.float {
             return v.to_string();
         }
@@ -105,6 +145,10 @@ impl Formatter {
     }
 
     fn padded(&self, v: Scalar) -> String {
+        if self.parts.is_some() {
+            // Each part is padded on its own.
+            return self.format(v);
+        }
         format!("{:>w$}", self.format(v), w = self.width)
     }
 }
@@ -249,7 +293,11 @@ impl Tensor {
         let default = if self.numel() == 0 {
             self.dtype == DType::F32
         } else {
-            matches!(self.dtype, DType::F32 | DType::I64 | DType::Bool)
+            // complex64 is the default complex dtype (that of float32).
+            matches!(
+                self.dtype,
+                DType::F32 | DType::I64 | DType::Bool | DType::C64
+            )
         };
         if !default {
             suffixes.push(format!("dtype={dtype_prefix}{}", self.dtype));

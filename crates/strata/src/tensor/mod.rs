@@ -144,6 +144,9 @@ impl Tensor {
         if layout.ndim() > MAX_NDIM {
             return Err(too_many_dims("empty_like", layout.ndim()));
         }
+        if dtype.is_complex() && !storage.device().is_cpu() {
+            return Self::checked("empty_like", storage, layout, dtype);
+        }
         #[cfg(debug_assertions)]
         if let Err(e) = Self::checked("empty_like", storage.clone(), layout.clone(), dtype) {
             panic!("a fresh layout outside its storage: {e}");
@@ -159,6 +162,18 @@ impl Tensor {
     fn checked(op: &'static str, storage: Storage, layout: Layout, dtype: DType) -> Result<Tensor> {
         if layout.ndim() > MAX_NDIM {
             return Err(too_many_dims(op, layout.ndim()));
+        }
+        if dtype.is_complex() && !storage.device().is_cpu() {
+            // The GPU backend has no complex kernels (not even copies): refused at the
+            // one door every new tensor passes (allocation, transfer, import, views).
+            return Err(Error::Device {
+                op,
+                device: storage.device(),
+                msg: format!(
+                    "complex tensors on {} are not supported yet; keep them on the cpu",
+                    storage.device()
+                ),
+            });
         }
         let elems = storage.nbytes() / dtype.itemsize();
         if let Some((_, hi)) = layout.index_range() {

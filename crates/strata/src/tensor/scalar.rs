@@ -4,7 +4,7 @@ use std::fmt;
 
 use crate::dtype::{DType, DTypeKind, Element};
 
-/// A number without a dtype of its own (a Python `bool`, `int` or `float`). It converts
+/// A number without a dtype of its own (a Python `bool`, `int`, `float` or `complex`). It converts
 /// to any element type with the cast rules of [`Element::cast`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Scalar {
@@ -17,6 +17,8 @@ pub enum Scalar {
     UInt(u64),
     /// A floating-point number.
     Float(f64),
+    /// A complex number `(re, im)`.
+    Complex(f64, f64),
 }
 
 impl Scalar {
@@ -32,7 +34,9 @@ impl Scalar {
             Scalar::Bool(_) => true,
             Scalar::Int(v) => (lo..=hi).contains(&i128::from(v)),
             Scalar::UInt(v) => (lo..=hi).contains(&i128::from(v)),
-            Scalar::Float(f) => f.is_finite() && f.trunc() >= lo as f64 && f.trunc() <= hi as f64,
+            Scalar::Float(f) | Scalar::Complex(f, _) => {
+                f.is_finite() && f.trunc() >= lo as f64 && f.trunc() <= hi as f64
+            }
         };
         if fits {
             Ok(())
@@ -51,16 +55,25 @@ impl Scalar {
             Scalar::Int(i) => T::from_i64(i),
             Scalar::UInt(u) => T::from_u64(u),
             Scalar::Float(f) => T::from_f64(f),
+            Scalar::Complex(re, im) => T::from_complex(re, im),
         }
     }
 
-    /// The value as `f64`.
+    /// The value as `f64` (a complex number's real part).
     pub fn to_f64(self) -> f64 {
         match self {
             Scalar::Bool(b) => b as u8 as f64,
             Scalar::Int(i) => i as f64,
             Scalar::UInt(u) => u as f64,
-            Scalar::Float(f) => f,
+            Scalar::Float(f) | Scalar::Complex(f, _) => f,
+        }
+    }
+
+    /// The value as a complex number `(re, im)`.
+    pub fn to_complex(self) -> (f64, f64) {
+        match self {
+            Scalar::Complex(re, im) => (re, im),
+            other => (other.to_f64(), 0.0),
         }
     }
 
@@ -70,16 +83,18 @@ impl Scalar {
             Scalar::Bool(_) => DTypeKind::Bool,
             Scalar::Int(_) | Scalar::UInt(_) => DTypeKind::Int,
             Scalar::Float(_) => DTypeKind::Float,
+            Scalar::Complex(..) => DTypeKind::Complex,
         }
     }
 
-    /// PyTorch's default dtype for the scalar: bool, int64 or float32.
+    /// PyTorch's default dtype for the scalar: bool, int64, float32 or complex64.
     pub fn default_dtype(self) -> DType {
         match self {
             Scalar::Bool(_) => DType::Bool,
             Scalar::Int(_) => DType::I64,
             Scalar::UInt(_) => DType::U64,
             Scalar::Float(_) => DType::F32,
+            Scalar::Complex(..) => DType::C64,
         }
     }
 
@@ -92,6 +107,10 @@ impl Scalar {
             }
             DTypeKind::Int | DTypeKind::UInt => Scalar::Int(v.to_i64()),
             DTypeKind::Float => Scalar::Float(v.to_f64()),
+            DTypeKind::Complex => {
+                let (re, im) = v.to_complex();
+                Scalar::Complex(re, im)
+            }
         }
     }
 }
@@ -103,6 +122,10 @@ impl fmt::Display for Scalar {
             Scalar::Int(i) => write!(f, "{i}"),
             Scalar::UInt(u) => write!(f, "{u}"),
             Scalar::Float(x) => write!(f, "{x}"),
+            Scalar::Complex(re, im) => {
+                let sign = if im.is_sign_negative() { '-' } else { '+' };
+                write!(f, "({re}{sign}{}j)", im.abs())
+            }
         }
     }
 }
@@ -124,6 +147,18 @@ macro_rules! scalar_from {
 }
 scalar_from!(Int, i64: i8, i16, i32, i64, u8, u16, u32, isize);
 scalar_from!(Float, f64: f32, f64);
+
+impl From<crate::Complex32> for Scalar {
+    fn from(v: crate::Complex32) -> Self {
+        Scalar::Complex(v.re.into(), v.im.into())
+    }
+}
+
+impl From<crate::Complex64> for Scalar {
+    fn from(v: crate::Complex64) -> Self {
+        Scalar::Complex(v.re, v.im)
+    }
+}
 
 impl From<half::f16> for Scalar {
     fn from(v: half::f16) -> Self {

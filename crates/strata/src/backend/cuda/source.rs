@@ -134,6 +134,8 @@ pub(crate) fn ctype(dt: DType) -> &'static str {
         DType::U64 => "unsigned long long",
         DType::F32 => "float",
         DType::F64 => "double",
+        DType::C64 => "float2",
+        DType::C128 => "double2",
     }
 }
 
@@ -549,13 +551,13 @@ pub(crate) fn scalar_bits(dt: DType, v: crate::tensor::Scalar) -> u64 {
         S::Bool(b) => f64::from(u8::from(b)),
         S::Int(i) => i as f64,
         S::UInt(u) => u as f64,
-        S::Float(x) => x,
+        S::Float(x) | S::Complex(x, _) => x,
     };
     let i = |v: S| match v {
         S::Bool(b) => i64::from(b),
         S::Int(i) => i,
         S::UInt(u) => u as i64,
-        S::Float(x) => x as i64,
+        S::Float(x) | S::Complex(x, _) => x as i64,
     };
     match dt {
         DType::Bool => u64::from(match v {
