@@ -356,10 +356,12 @@ __all__ = [
     "is_complex",
     "LinAlgError",
     "linalg",
+    "fft",
 ]
 from . import safetensors  # noqa: E402  (submodule; after the names it uses)
 from . import cuda  # noqa: E402  (submodule)
 from . import linalg  # noqa: E402  (submodule)
+from . import fft  # noqa: E402  (submodule)
 from . import multiprocessing  # noqa: E402  (registers the ForkingPickler reducer)
 from . import utils  # noqa: E402  (submodule: utils.dlpack)
 from ._layout import layout, strided  # noqa: E402  (tensor.layout's values)

@@ -22,6 +22,7 @@ import numpy.typing as npt
 from . import array_api as array_api
 from . import autograd as autograd
 from . import cuda as cuda
+from . import fft as fft
 from . import linalg as linalg
 from . import multiprocessing as multiprocessing
 from . import utils as utils
@@ -1702,4 +1703,5 @@ __all__ = [
     "is_complex",
     "LinAlgError",
     "linalg",
+    "fft",
 ]

@@ -14,6 +14,7 @@ mod dlpack;
 mod dtype;
 mod elementwise;
 mod errors;
+mod fft;
 mod files;
 mod freelist;
 mod linalg;
@@ -70,6 +71,7 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     linalg::register(m)?;
     composite::register(m)?;
     complex::register(m)?;
+    fft::register(m)?;
     autograd::register(m)?;
     files::register(m)?;
     shm::register(m)?;

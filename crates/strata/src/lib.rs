@@ -40,6 +40,7 @@ pub mod tensor;
 pub use dtype::{Complex32, Complex64, DType, DTypeKind, Element};
 pub use error::{try_vec, Error, ErrorKind, Result};
 pub use layout::Layout;
+pub use ops::fft::api as fft;
 pub use ops::linalg;
 #[doc(hidden)]
 pub use ops::reduce::{DTypeRule, Reduction, ReductionKind};

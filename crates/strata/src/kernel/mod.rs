@@ -10,6 +10,7 @@ pub(crate) mod copy;
 pub mod cpu;
 pub(crate) mod elementwise_loops;
 pub(crate) mod engine;
+pub(crate) mod fft;
 pub(crate) mod fill;
 pub(crate) mod gather;
 pub mod half_convert;

@@ -23,6 +23,8 @@
 //! - `complex`: complex tensors' own ops — the views of their parts (`view_as_real`,
 //!   `view_as_complex`, `real`, `imag`), `conj`, `abs`/`angle`, `complex`/`polar`
 //!   (complex arithmetic and math are table entries with `complex` arms).
+//! - [`fft`]: discrete Fourier transforms (`strata::fft`, PyTorch's `torch.fft`): sizes,
+//!   dims, dtypes and norms, over the row transforms of `kernel/fft.rs`.
 //! - `linalg`: linear algebra (`strata::linalg`, PyTorch's `torch.linalg`): factorisations
 //!   per matrix over the backend's `linalg` loops (`kernel/linalg.rs`, through `faer`),
 //!   and the norms, `pinv`, `lstsq`, `trace`, `tensordot` composed from them and other ops.
@@ -33,6 +35,7 @@ pub(crate) mod composite;
 pub(crate) mod einsum;
 pub mod elementwise;
 mod elementwise_grad;
+pub mod fft;
 pub(crate) mod index;
 pub mod linalg;
 pub(crate) mod reduce;
