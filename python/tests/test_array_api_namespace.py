@@ -39,7 +39,8 @@ def xp():
 RNG = np.random.default_rng
 
 STANDARD_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                   "uint64", "float32", "float64"]
+                   "uint64", "float32", "float64", "complex64", "complex128"]
+INTEGER_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 
 # The 2024.12 main namespace (without complex-only functions' absence: conj/real/imag are
 # defined for real-valued arrays since 2024.12).
@@ -120,7 +121,9 @@ def test_info(xp):
     assert set(info.dtypes(kind="integral")) == {"int8", "int16", "int32", "int64", "uint8",
                                                  "uint16", "uint32", "uint64"}
     assert set(info.dtypes(kind="real floating")) == {"float32", "float64"}
-    assert info.dtypes(kind="complex floating") == {}
+    assert info.dtypes(kind="complex floating") == {"complex64": xp.complex64,
+                                                    "complex128": xp.complex128}
+    assert d["complex floating"] == xp.complex64
     assert set(info.dtypes(kind="numeric")) == set(STANDARD_DTYPES) - {"bool"}
     assert set(info.dtypes(kind=("bool", "real floating"))) == {"bool", "float32", "float64"}
     assert info.dtypes(kind="bool") == {"bool": xp.bool}
@@ -147,7 +150,7 @@ def test_result_type_table(xp):
     names = STANDARD_DTYPES[1:]  # numeric; bool with bool below
     for a in names:
         for b in names:
-            if (a[0] == "f") != (b[0] == "f"):
+            if (a[0] in "fc") != (b[0] in "fc"):
                 continue  # mixed kinds: unspecified
             expected = _np_std(a, b)
             if expected is None:
@@ -183,7 +186,7 @@ def test_can_cast_isdtype(xp):
         "signed integer": ["int8", "int16", "int32", "int64"],
         "unsigned integer": ["uint8", "uint16", "uint32", "uint64"],
         "real floating": ["float32", "float64"],
-        "complex floating": [],
+        "complex floating": ["complex64", "complex128"],
     }
     for kind, members in cases.items():
         for name in STANDARD_DTYPES:
@@ -205,10 +208,13 @@ def test_finfo_iinfo(xp):
         assert got.smallest_normal == float(ref.smallest_normal)
         assert all(isinstance(v, float) for v in (got.eps, got.max, got.min, got.smallest_normal))
     assert xp.finfo(xp.ones(1, dtype=xp.float64)).bits == 64
-    for name in STANDARD_DTYPES[1:-2]:
+    for name in INTEGER_DTYPES:
         got, ref = xp.iinfo(getattr(xp, name)), np.iinfo(name)
         assert (got.bits, got.min, got.max) == (ref.bits, ref.min, ref.max)
         assert got.dtype == getattr(xp, name)
+    for name, part in [("complex64", "float32"), ("complex128", "float64")]:
+        got, ref = xp.finfo(getattr(xp, name)), np.finfo(name)
+        assert got.bits == ref.bits and got.eps == float(ref.eps) and got.dtype == getattr(xp, part)
     with pytest.raises(ValueError):
         xp.finfo(xp.int32)
     with pytest.raises(ValueError):
@@ -642,3 +648,28 @@ def test_to_device(xp):
     y = x.to_device(x.device)
     assert y.device == x.device and y.tolist() == [1.0, 2.0]
     assert x.to_device("cpu", stream=None).device == "cpu"
+
+
+def test_complex_dtypes_and_promotion(xp):
+    assert xp.result_type(xp.float64, xp.complex64) == xp.complex128
+    assert xp.result_type(xp.float32, xp.complex64) == xp.complex64
+    assert xp.result_type(xp.complex64, xp.complex128) == xp.complex128
+    assert xp.result_type(xp.int8, xp.complex64) == xp.complex64
+    assert xp.result_type(xp.float64, 1j) == xp.complex128
+    assert xp.result_type(xp.complex64, 2.5) == xp.complex64
+    assert xp.can_cast(xp.float32, xp.complex64) and not xp.can_cast(xp.float64, xp.complex64)
+    assert xp.can_cast(xp.complex64, xp.complex128) and not xp.can_cast(xp.complex64, xp.float64)
+    assert not xp.can_cast(xp.int8, xp.complex64)
+    x = xp.asarray([1 + 2j, 3])
+    assert x.dtype == xp.complex64 and xp.asarray(1j).dtype == xp.complex64
+    assert xp.full((2,), 1j).tolist() == [1j, 1j]
+    assert xp.real(x).tolist() == [1.0, 3.0] and xp.imag(x).tolist() == [2.0, 0.0]
+    assert xp.conj(x).tolist() == [1 - 2j, 3 - 0j]
+    r = xp.real(x)
+    r[0] = 9.0  # a new array, not a view
+    assert x.tolist()[0] == 1 + 2j
+    np.testing.assert_allclose(xp.linspace(0, 2 + 4j, 3).numpy(), np.linspace(0, 2 + 4j, 3))
+    np.testing.assert_allclose(xp.linspace(0, 2 + 4j, 2, endpoint=False).numpy(), np.linspace(0, 2 + 4j, 2, endpoint=False))
+    assert xp.linspace(0, 1j, 3, dtype=xp.complex128).dtype == xp.complex128
+    assert xp.multiply(x, 1j).tolist() == [-2 + 1j, 3j]
+    assert xp.abs(x).dtype == xp.float32

@@ -29,8 +29,6 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
     and nested sequences. ``copy=True`` always copies, ``copy=False`` never does (and
     raises ``ValueError`` when it would have to), ``None`` copies only when needed."""
     _check_device(device)
-    if isinstance(obj, builtins.complex):
-        raise TypeError("asarray: strata has no complex dtypes")
     if isinstance(obj, Tensor):
         same = (dtype is None or dtype == obj.dtype) and (device is None or device == obj.device)
         if same and not copy:
@@ -38,7 +36,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None) -> Tensor:
         if copy is False:
             raise ValueError("asarray(copy=False): changing the dtype or device needs a copy")
         return obj.to(dtype=dtype or obj.dtype, device=device or obj.device, copy=True)
-    if isinstance(obj, (builtins.bool, builtins.int, builtins.float, list, tuple)):
+    if isinstance(obj, (builtins.bool, builtins.int, builtins.float, builtins.complex, list, tuple)):
         if copy is False:
             raise ValueError("asarray(copy=False): Python scalars and sequences need a copy")
         if dtype is None:
@@ -73,6 +71,8 @@ def _infer_dtype(obj):
     walk(obj)
     if arrays:
         return _d.result_type(*arrays, *scalars)
+    if builtins.any(isinstance(s, builtins.complex) for s in scalars):
+        return _d.DEFAULT_COMPLEX
     if builtins.any(isinstance(s, builtins.float) for s in scalars):
         return _d.DEFAULT_FLOAT
     if not builtins.all(isinstance(s, builtins.bool) for s in scalars):
@@ -123,8 +123,6 @@ def full(shape, fill_value, *, dtype=None, device=None) -> Tensor:
     _check_device(device)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    if isinstance(fill_value, builtins.complex):
-        raise TypeError("strata has no complex dtypes")
     if dtype is None:
         dtype = _infer_dtype(fill_value)
     return _st.full(_shape(shape), fill_value, dtype=dtype, device=device)
@@ -147,8 +145,6 @@ def ones_like(x, /, *, dtype=None, device=None) -> Tensor:
 
 def full_like(x, /, fill_value, *, dtype=None, device=None) -> Tensor:
     _check_device(device)
-    if isinstance(fill_value, builtins.complex):
-        raise TypeError("strata has no complex dtypes")
     return _st.full_like(x, fill_value, dtype=dtype, device=device)
 
 
@@ -176,9 +172,15 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True) -> 
     """``num`` evenly spaced values from ``start`` to ``stop`` (left out with
     ``endpoint=False``)."""
     _check_device(device)
-    if isinstance(start, builtins.complex) or isinstance(stop, builtins.complex):
-        raise TypeError("strata has no complex dtypes")
-    dtype = dtype or _d.DEFAULT_FLOAT
+    cplx = isinstance(start, builtins.complex) or isinstance(stop, builtins.complex)
+    dtype = dtype or (_d.DEFAULT_COMPLEX if cplx else _d.DEFAULT_FLOAT)
+    if _d._kind(dtype) == "c":
+        # Composition: the real and imaginary parts spaced on their own.
+        part = _d.float64 if dtype == _d.complex128 else _d.float32
+        start, stop = builtins.complex(start), builtins.complex(stop)
+        re = linspace(start.real, stop.real, num, dtype=part, device=device, endpoint=endpoint)
+        im = linspace(start.imag, stop.imag, num, dtype=part, device=device, endpoint=endpoint)
+        return _st.complex(re, im)
     if endpoint:
         return _st.linspace(start, stop, num, dtype=dtype, device=device)
     # Composition: num + 1 points with the last one dropped.

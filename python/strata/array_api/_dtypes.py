@@ -26,19 +26,25 @@ float16 = _st.float16  # not in the standard: an extension of "real floating"
 bfloat16 = _st.bfloat16  # idem
 float32 = _st.float32
 float64 = _st.float64
+complex64 = _st.complex64
+complex128 = _st.complex128
 
 _SIGNED = (int8, int16, int32, int64)
 _UNSIGNED = (uint8, uint16, uint32, uint64)
 _FLOATS = (float16, bfloat16, float32, float64)
+_COMPLEX = (complex64, complex128)
 _BITS = {bool: 8, int8: 8, int16: 16, int32: 32, int64: 64, uint8: 8, uint16: 16, uint32: 32,
-         uint64: 64, float16: 16, bfloat16: 16, float32: 32, float64: 64}
+         uint64: 64, float16: 16, bfloat16: 16, float32: 32, float64: 64, complex64: 64,
+         complex128: 128}
 _SIGNED_BY_BITS = {8: int8, 16: int16, 32: int32, 64: int64}
 _UNSIGNED_BY_BITS = {8: uint8, 16: uint16, 32: uint32, 64: uint64}
 
 # The dtypes the standard names (the ones `__array_namespace_info__().dtypes()` lists).
-_STANDARD = (bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64)
+_STANDARD = (bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64,
+             complex64, complex128)
 
 DEFAULT_FLOAT = float32
+DEFAULT_COMPLEX = complex64
 DEFAULT_INT = int64
 DEFAULT_INDEX = int64
 
@@ -52,6 +58,8 @@ def _kind(dt) -> str:
         return "u"
     if dt in _FLOATS:
         return "f"
+    if dt in _COMPLEX:
+        return "c"
     raise TypeError(f"not a strata dtype: {dt!r}")
 
 
@@ -64,6 +72,14 @@ def _promote_pair(a, b):
         return b
     if kb == "b":
         return a
+    if "c" in (ka, kb):
+        # The complex dtype whose parts hold both (complex64 with float64: complex128).
+        if ka in "iu":
+            return b
+        if kb in "iu":
+            return a
+        wide = builtins.any(d in (float64, complex128) for d in (a, b))
+        return complex128 if wide else complex64
     if ka == kb == "f":
         if {a, b} == {float16, bfloat16}:
             return float32
@@ -122,13 +138,18 @@ def result_type(*arrays_and_dtypes):
 def _scalar_dtype(dt, s):
     """The dtype of an array of dtype ``dt`` combined with the Python scalar ``s``."""
     if isinstance(s, builtins.complex):
-        raise TypeError("strata has no complex dtypes")
+        k = _kind(dt)
+        if k == "c":
+            return dt
+        if k == "f":
+            return complex128 if dt == float64 else complex64
+        return DEFAULT_COMPLEX
     if isinstance(s, builtins.bool):
         return dt
     if isinstance(s, builtins.int):
         return DEFAULT_INT if dt == bool else dt
     # float
-    return dt if _kind(dt) == "f" else DEFAULT_FLOAT
+    return dt if _kind(dt) in "fc" else DEFAULT_FLOAT
 
 
 def can_cast(from_, to, /) -> builtins.bool:
@@ -144,9 +165,11 @@ def can_cast(from_, to, /) -> builtins.bool:
         return kt == "b"
     if kt == "b":
         return False
-    if kf == "f" and kt != "f":
+    if kf == "c" and kt != "c":
         return False
-    if kf != "f" and kt == "f":
+    if kf == "f" and kt not in "fc":
+        return False
+    if kf in "iu" and kt in "fc":
         return False  # cross-kind casts are not promotions in the standard
     try:
         return _promote_pair(from_, to) == to
@@ -160,7 +183,7 @@ _KINDS = {
     "unsigned integer": lambda d: d in _UNSIGNED,
     "integral": lambda d: d in _SIGNED or d in _UNSIGNED,
     "real floating": lambda d: d in _FLOATS,
-    "complex floating": lambda d: False,
+    "complex floating": lambda d: d in _COMPLEX,
     "numeric": lambda d: d != bool,
 }
 
@@ -211,6 +234,9 @@ _FINFO = {
     float32: _float_info(float32, 23, 127),
     float64: _float_info(float64, 52, 1023),
 }
+# A complex dtype's limits are those of its parts (the standard's rule).
+_FINFO[complex64] = _FINFO[float32]
+_FINFO[complex128] = _FINFO[float64]
 
 
 def finfo(type, /) -> finfo_object:  # noqa: A002

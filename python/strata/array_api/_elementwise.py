@@ -15,12 +15,10 @@ from . import _dtypes as _d
 
 Tensor = _st.Tensor
 
-_SCALARS = (builtins.bool, builtins.int, builtins.float)
+_SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
 
 
 def _check_operand(x, fn) -> None:
-    if isinstance(x, builtins.complex):
-        raise TypeError(f"{fn}: strata has no complex dtypes")
     if not isinstance(x, (Tensor, *_SCALARS)):
         raise TypeError(f"{fn}: expected an array or a Python scalar, got {type(x).__name__}")
 
@@ -110,23 +108,25 @@ def clip(x, /, min=None, max=None) -> Tensor:  # noqa: A002
 
 
 def conj(x, /) -> Tensor:
-    """The complex conjugate; for strata's (real-valued) dtypes a copy of ``x``."""
+    """The complex conjugate (a new array); for a real-valued array a copy of ``x``."""
     if not isinstance(x, Tensor):
         raise TypeError(f"conj: expected an array, got {type(x).__name__}")
-    return x.clone()
+    return x.conj_physical()
 
 
 def real(x, /) -> Tensor:
-    """The real component; for strata's (real-valued) dtypes a copy of ``x``."""
+    """The real component (a new array of the parts' dtype); a copy for real input."""
     if not isinstance(x, Tensor):
         raise TypeError(f"real: expected an array, got {type(x).__name__}")
-    return x.clone()
+    return x.real.clone()
 
 
 def imag(x, /) -> Tensor:
-    """The imaginary component; zeros for strata's (real-valued) dtypes."""
+    """The imaginary component (a new array); zeros for real-valued input."""
     if not isinstance(x, Tensor):
         raise TypeError(f"imag: expected an array, got {type(x).__name__}")
+    if x.is_complex():
+        return x.imag.clone()
     return _st.zeros_like(x)
 
 

@@ -45,8 +45,8 @@ class __array_namespace_info__:  # noqa: N801  (the standard's name)
     def default_dtypes(self, *, device=None) -> dict:
         _check_device(device)
         return {
-            # No "complex floating": strata has no complex dtypes yet.
             "real floating": _d.DEFAULT_FLOAT,
+            "complex floating": _d.DEFAULT_COMPLEX,
             "integral": _d.DEFAULT_INT,
             "indexing": _d.DEFAULT_INDEX,
         }
