@@ -47,8 +47,9 @@ test-python: develop
 # The array API standard's test suite (data-apis/array-api-tests, a checkout with its
 # array-api submodule) against strata.array_api, standard 2024.12; not part of `make test`
 # (it needs that checkout): `make array-api ARRAY_API_TESTS=/path/to/array-api-tests`.
-# strata has no complex dtypes (skipped, as the suite's README says) and no linalg or fft
-# extension (disabled); what still fails is python/array_api_xfails.txt, with the causes.
+# The complex dtypes are skipped (the namespace has had them only since the last run of
+# the suite: its xfails predate them) and the linalg and fft extensions disabled; what
+# still fails is python/array_api_xfails.txt, with the causes.
 # Checked with the suite's release 2026.02.26: later commits (from data-apis/array-api-tests
 # PR 430) fail at import when the complex dtypes are skipped.
 ARRAY_API_TESTS ?=

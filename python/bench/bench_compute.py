@@ -4,9 +4,10 @@ same run, one thread and two.
 The cases live beside this file in ``compute_*.py`` modules, one per area (``compute_math``:
 transcendental functions; ``compute_half``: float16/bfloat16; ``compute_gather``:
 arg-reductions, integer and boolean indexing; ``compute_matmul``: small batches,
-symmetric products, matrix-vector; ``compute_percall``: per-call cost from Python). Each
-module defines ``cases(np, st, torch)``, returning ``(name, strata_fn, numpy_fn,
-torch_fn_or_None)`` tuples; each function runs the case once.
+symmetric products, matrix-vector; ``compute_percall``: per-call cost from Python;
+``compute_complex``: complex dtypes and FFTs). Each module defines ``cases(np, st,
+torch)``, returning ``(name, strata_fn, numpy_fn, torch_fn_or_None)`` tuples; each
+function runs the case once.
 
 Run it through ``make bench-python`` (a release build). ``STRATA_CPU=avx2`` (or
 ``portable``) caps strata's kernels at that instruction set, so one machine gives the

@@ -48,6 +48,12 @@ def test_python_complex_infers_complex64_and_dtypes_convert():
     assert t.dtype == st.complex64 and t.dtype.is_complex and t.dtype.itemsize == 8
     assert t.tolist() == [1 + 2j, 3 + 0j, -0.5j]
     assert isinstance(t[0].item(), complex)
+    assert complex(t[0]) == 1 + 2j and complex(st.tensor(2.5)) == 2.5 + 0j
+    assert float(t[1]) == 3.0  # a zero imaginary part converts
+    with pytest.raises(TypeError, match="can't convert complex to float"):
+        float(t[0])
+    with pytest.raises(TypeError, match="can't convert complex to int"):
+        int(t[1])
     assert st.tensor(1j).dtype == st.complex64 and st.tensor(1j).item() == 1j
     assert st.tensor([1, 2], dtype=st.complex128).dtype == st.complex128
     assert st.tensor([1], dtype="cdouble").dtype == st.complex128
@@ -432,3 +438,27 @@ def test_extended_precision_numpy_complex_is_refused():
         st.tensor(np.array([1j], dtype=np.clongdouble))
     with pytest.raises(st.DTypeError, match="unsupported"):
         st.from_numpy(np.zeros(2, dtype=np.clongdouble))
+
+
+@pytest.mark.parametrize("npdt", [np.complex64, np.complex128])
+def test_abs_over_the_whole_range(npdt):
+    part = np.float32 if npdt == np.complex64 else np.float64
+    fi = np.finfo(part)
+    vals = [0.0, 1.0, 3.0, fi.tiny, fi.tiny / 8, fi.max, fi.max / 2, fi.eps, 1e-20, 1e20, np.inf, np.nan]
+    a = np.array([complex(x, y) for x in vals for y in vals] + [complex(-x, y) for x in vals for y in vals], dtype=npdt)
+    with np.errstate(all="ignore"):
+        want = np.abs(a)
+    got = st.from_numpy(a).abs().numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got[~np.isnan(want)], want[~np.isnan(want)], rtol=2 * fi.eps, atol=0)
+
+
+def test_add_sub_on_pairs_keep_layouts_and_values():
+    a = crandom((4, 6))
+    t = st.from_numpy(a)[:, ::2]
+    u = st.from_numpy(crandom(3))
+    np.testing.assert_array_equal((t + u).numpy(), a[:, ::2] + u.numpy())
+    np.testing.assert_array_equal((t - 2.5).numpy(), a[:, ::2] - 2.5)
+    np.testing.assert_array_equal((t + (1 - 1j)).numpy(), a[:, ::2] + (1 - 1j))
+    np.testing.assert_array_equal((t.T - t.T).numpy(), np.zeros((3, 4), complex))
+    np.testing.assert_array_equal((u - t).numpy(), u.numpy() - a[:, ::2])  # broadcast left

@@ -4,7 +4,7 @@
 //! `is_complex`, and `strata.complex` / `strata.polar`.
 
 use pyo3::prelude::*;
-use pyo3::types::PyAny;
+use pyo3::types::{PyAny, PyComplex};
 use strata::Tensor;
 
 use crate::compute::wrap;
@@ -95,6 +95,12 @@ impl PyTensor {
     /// False: strata has no lazy negation bit.
     fn is_neg(&self) -> bool {
         false
+    }
+
+    /// Python's `complex()` of a one-element tensor (any dtype).
+    fn __complex__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyComplex>> {
+        let (re, im) = self.inner().item().py()?.to_complex();
+        Ok(PyComplex::from_doubles(py, re, im))
     }
 
     /// True for complex64 and complex128 tensors.

@@ -1047,7 +1047,12 @@ impl PyTensor {
     }
 
     fn __float__(&self) -> PyResult<f64> {
-        Ok(self.inner().item().py()?.to_f64())
+        match self.inner().item().py()? {
+            strata::Scalar::Complex(_, im) if im != 0.0 => Err(
+                pyo3::exceptions::PyTypeError::new_err("can't convert complex to float"),
+            ),
+            s => Ok(s.to_f64()),
+        }
     }
 
     /// Python's `int()`: a float truncates to its exact integer (`int(st.tensor(1e30))
@@ -1055,6 +1060,9 @@ impl PyTensor {
     /// Python float, NumPy and PyTorch.
     fn __int__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         match self.inner().item().py()? {
+            strata::Scalar::Complex(..) => Err(pyo3::exceptions::PyTypeError::new_err(
+                "can't convert complex to int",
+            )),
             s @ strata::Scalar::UInt(_) => scalar_to_py(py, s),
             strata::Scalar::Float(f) => Ok(pyo3::types::PyFloat::new(py, f)
                 .call_method0(pyo3::intern!(py, "__int__"))?

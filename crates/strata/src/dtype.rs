@@ -56,6 +56,23 @@ pub enum DType {
 }
 
 impl DType {
+    /// Every dtype but the complex ones, in declaration order.
+    pub const REAL: [DType; 13] = [
+        DType::Bool,
+        DType::U8,
+        DType::I8,
+        DType::I16,
+        DType::U16,
+        DType::I32,
+        DType::U32,
+        DType::I64,
+        DType::U64,
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+        DType::F64,
+    ];
+
     /// Every dtype, in declaration order.
     pub const ALL: [DType; 15] = [
         DType::Bool,
@@ -619,6 +636,8 @@ mod tests {
             f16::from_f32(1.5).cast::<Complex64>(),
             Complex64::new(1.5, 0.0)
         );
+        assert_eq!(DType::ALL[..13], DType::REAL);
+        assert!(DType::ALL[13..].iter().all(|d| d.is_complex()));
         assert_eq!(DType::C64.to_real(), DType::F32);
         assert_eq!(DType::F64.to_complex(), Some(DType::C128));
         assert_eq!(DType::I32.to_complex(), None);

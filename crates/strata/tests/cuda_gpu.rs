@@ -27,21 +27,7 @@ fn gpu() -> bool {
 }
 
 /// The real dtypes (complex ones have their own tests, and no GPU kernels).
-const DTYPES: [DType; 13] = [
-    DType::Bool,
-    DType::U8,
-    DType::I8,
-    DType::I16,
-    DType::U16,
-    DType::I32,
-    DType::U32,
-    DType::I64,
-    DType::U64,
-    DType::F16,
-    DType::BF16,
-    DType::F32,
-    DType::F64,
-];
+const DTYPES: [DType; 13] = DType::REAL;
 
 /// Random values of `dtype`: small integers (signed ones around 0), floats in [-4, 4)
 /// with a few specials (NaN, ±inf, ±0) when `specials`.

@@ -97,21 +97,7 @@ fn build(inp: &Input, values: Values) -> Tensor {
 }
 
 /// The real dtypes (complex ones have their own tests, and no GPU kernels).
-const ALL_DTYPES: [DType; 13] = [
-    DType::Bool,
-    DType::U8,
-    DType::I8,
-    DType::I16,
-    DType::U16,
-    DType::I32,
-    DType::U32,
-    DType::I64,
-    DType::U64,
-    DType::F16,
-    DType::BF16,
-    DType::F32,
-    DType::F64,
-];
+const ALL_DTYPES: [DType; 13] = DType::REAL;
 const FLOATS: [DType; 4] = [DType::F16, DType::BF16, DType::F32, DType::F64];
 
 fn input(dtypes: &'static [DType]) -> impl Strategy<Value = Input> {

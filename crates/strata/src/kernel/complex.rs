@@ -5,7 +5,7 @@
 
 use super::elementwise_loops::{binary_into, unary_into};
 use super::math::{not_implemented, Complex, Real};
-use crate::dtype::DType;
+use crate::dtype::{DType, Element};
 use crate::error::Result;
 use crate::ops::table::Cost;
 use crate::tensor::Tensor;
@@ -13,8 +13,23 @@ use crate::{Complex32, Complex64};
 
 /// `|z|` of complex `a` into `out` (of `a`'s part dtype), without undue overflow.
 pub(crate) fn abs_into(out: &Tensor, a: &Tensor) -> Result<()> {
+    #[inline(always)]
     fn k<C: Complex>(z: C) -> C::Part {
-        z.re().hypot(z.im())
+        let (x, y) = (z.re(), z.im());
+        let s = x * x + y * y;
+        // Where the squares can neither overflow nor lose the smaller part to underflow,
+        // the direct root (within an ulp of hypot, and several times faster); elsewhere,
+        // and for NaN and infinities, hypot.
+        let (lo, hi) = if size_of::<C::Part>() == 4 {
+            (C::Part::from_f64(1e-30), C::Part::from_f64(1e30))
+        } else {
+            (C::Part::from_f64(1e-270), C::Part::from_f64(1e270))
+        };
+        if s > lo && s < hi {
+            s.sqrt()
+        } else {
+            x.hypot(y)
+        }
     }
     match a.dtype() {
         DType::C64 => unary_into::<_, _, _, false>("abs", Cost::Memory, out, a, k::<Complex32>),

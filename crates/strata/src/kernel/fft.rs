@@ -3,6 +3,8 @@
 //! `realfft` (real to complex and back, half the work), rows spread over the pool when
 //! there is enough work.
 
+use std::sync::{Mutex, OnceLock, TryLockError};
+
 use num_complex::Complex;
 use realfft::RealFftPlanner;
 use rustfft::num_traits::Zero;
@@ -13,6 +15,42 @@ use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 
+/// The planners, one per element type, kept for the process: a planner caches each plan
+/// it makes (twiddle factors, the chosen algorithm), which for a long transform costs as
+/// much as running it; NumPy's pocketfft keeps its plans too.
+trait Planners: FftNum + Element {
+    fn complex() -> &'static Mutex<FftPlanner<Self>>;
+    fn real() -> &'static Mutex<RealFftPlanner<Self>>;
+}
+
+macro_rules! planners {
+    ($($t:ty),*) => {$(
+        impl Planners for $t {
+            fn complex() -> &'static Mutex<FftPlanner<$t>> {
+                static P: OnceLock<Mutex<FftPlanner<$t>>> = OnceLock::new();
+                P.get_or_init(|| Mutex::new(FftPlanner::new()))
+            }
+            fn real() -> &'static Mutex<RealFftPlanner<$t>> {
+                static P: OnceLock<Mutex<RealFftPlanner<$t>>> = OnceLock::new();
+                P.get_or_init(|| Mutex::new(RealFftPlanner::new()))
+            }
+        }
+    )*};
+}
+planners!(f32, f64);
+
+/// Runs `f` with the cached planner, or with a fresh one when another thread holds it:
+/// never waits, so a fork while some thread plans cannot leave the child blocked (the
+/// child plans afresh). A planner poisoned by a panic is still sound (its cache only
+/// ever gains complete plans).
+fn with_planner<P, R>(m: &Mutex<P>, fresh: impl FnOnce() -> P, f: impl FnOnce(&mut P) -> R) -> R {
+    match m.try_lock() {
+        Ok(mut p) => f(&mut p),
+        Err(TryLockError::Poisoned(e)) => f(&mut e.into_inner()),
+        Err(TryLockError::WouldBlock) => f(&mut fresh()),
+    }
+}
+
 /// Elements (times log₂ of the length) from which rows are transformed on several threads.
 const PAR_WORK: usize = 1 << 16;
 
@@ -22,13 +60,14 @@ fn parallel_for(n: usize, len: usize) -> bool {
 }
 
 /// Runs `f(out_rows, in_rows)` over matching chunks of whole rows (`out_len` and
-/// `in_len` elements a row), on several threads when the work is large.
-fn by_rows<A: Send, B: Sync>(
+/// `in_len` elements a row), on several threads when the work is large. The input rows
+/// are handed over mutable: the real transforms use them as scratch.
+fn by_rows<A: Send, B: Send>(
     out: &mut [A],
     out_len: usize,
-    inp: &[B],
+    inp: &mut [B],
     in_len: usize,
-    f: impl Fn(&mut [A], &[B]) -> Result<()> + Sync,
+    f: impl Fn(&mut [A], &mut [B]) -> Result<()> + Sync,
 ) -> Result<()> {
     let rows = out.len().checked_div(out_len).unwrap_or(0);
     if rows < 2 || !parallel_for(out.len().max(inp.len()), out_len.max(in_len)) {
@@ -43,10 +82,10 @@ fn by_rows<A: Send, B: Sync>(
         if in_len == 0 {
             return out
                 .par_chunks_mut(per * out_len)
-                .try_for_each(|o| f(o, &[]));
+                .try_for_each(|o| f(o, &mut []));
         }
         out.par_chunks_mut(per * out_len)
-            .zip(inp.par_chunks(per * in_len))
+            .zip(inp.par_chunks_mut(per * in_len))
             .try_for_each(|(o, i)| f(o, i))
     })
 }
@@ -69,7 +108,7 @@ pub(crate) fn c2c_rows(
     inverse: bool,
     scale: f64,
 ) -> Result<()> {
-    fn run<T: FftNum + Element>(t: &Tensor, len: usize, inverse: bool, scale: f64) -> Result<()>
+    fn run<T: Planners>(t: &Tensor, len: usize, inverse: bool, scale: f64) -> Result<()>
     where
         Complex<T>: Element,
     {
@@ -77,14 +116,15 @@ pub(crate) fn c2c_rows(
         if len == 0 || data.is_empty() {
             return Ok(());
         }
-        let mut planner = FftPlanner::<T>::new();
-        let fft = if inverse {
-            planner.plan_fft_inverse(len)
-        } else {
-            planner.plan_fft_forward(len)
-        };
-        let unit: [Complex<T>; 0] = [];
-        by_rows(&mut data, len, &unit, 0, |rows, _| {
+        let fft = with_planner(T::complex(), FftPlanner::new, |p| {
+            if inverse {
+                p.plan_fft_inverse(len)
+            } else {
+                p.plan_fft_forward(len)
+            }
+        });
+        let mut unit: [Complex<T>; 0] = [];
+        by_rows(&mut data, len, &mut unit, 0, |rows, _| {
             let mut scratch = vec![Complex::<T>::zero(); fft.get_inplace_scratch_len()];
             fft.process_with_scratch(rows, &mut scratch);
             scale_all(rows, scale);
@@ -99,7 +139,8 @@ pub(crate) fn c2c_rows(
 }
 
 /// The first `n/2 + 1` coefficients of the transform of each row of `n` reals of the
-/// contiguous real `inp` into the contiguous complex `out`, times `scale`.
+/// fresh contiguous real `inp` (used as scratch) into the contiguous complex `out`, times
+/// `scale`.
 pub(crate) fn r2c_rows(
     op: &'static str,
     out: &Tensor,
@@ -107,7 +148,7 @@ pub(crate) fn r2c_rows(
     n: usize,
     scale: f64,
 ) -> Result<()> {
-    fn run<T: FftNum + Element>(
+    fn run<T: Planners>(
         op: &'static str,
         out: &Tensor,
         inp: &Tensor,
@@ -117,19 +158,17 @@ pub(crate) fn r2c_rows(
     where
         Complex<T>: Element,
     {
-        let src = inp.read_slice::<T>()?;
+        let mut src = inp.write_slice::<T>()?;
         let mut dst = out.write_slice::<Complex<T>>()?;
         if n == 0 || dst.is_empty() {
             return Ok(());
         }
-        let r2c = RealFftPlanner::<T>::new().plan_fft_forward(n);
+        let r2c = with_planner(T::real(), RealFftPlanner::new, |p| p.plan_fft_forward(n));
         let m = n / 2 + 1;
-        by_rows(&mut dst, m, &src, n, |o, i| {
-            let mut buf = r2c.make_input_vec();
+        by_rows(&mut dst, m, &mut src, n, |o, i| {
             let mut scratch = r2c.make_scratch_vec();
-            for (orow, irow) in o.chunks_mut(m).zip(i.chunks(n)) {
-                buf.copy_from_slice(irow);
-                r2c.process_with_scratch(&mut buf, orow, &mut scratch)
+            for (orow, irow) in o.chunks_mut(m).zip(i.chunks_mut(n)) {
+                r2c.process_with_scratch(irow, orow, &mut scratch)
                     .map_err(|e| Error::value(op, e.to_string()))?;
                 scale_all(orow, scale);
             }
@@ -144,7 +183,7 @@ pub(crate) fn r2c_rows(
 }
 
 /// The `n` reals whose transform's first `n/2 + 1` coefficients are each row of the
-/// contiguous complex `inp` (rows of exactly `n/2 + 1`; the imaginary parts that a real
+/// fresh contiguous complex `inp` (used as scratch; rows of exactly `n/2 + 1`; the imaginary parts that a real
 /// signal's transform cannot have — the first, and the last for even `n` — are ignored,
 /// as NumPy and PyTorch do), into the contiguous real `out`, times `scale`.
 pub(crate) fn c2r_rows(
@@ -154,7 +193,7 @@ pub(crate) fn c2r_rows(
     n: usize,
     scale: f64,
 ) -> Result<()> {
-    fn run<T: FftNum + Element>(
+    fn run<T: Planners>(
         op: &'static str,
         out: &Tensor,
         inp: &Tensor,
@@ -164,24 +203,22 @@ pub(crate) fn c2r_rows(
     where
         Complex<T>: Element,
     {
-        let src = inp.read_slice::<Complex<T>>()?;
+        let mut src = inp.write_slice::<Complex<T>>()?;
         let mut dst = out.write_slice::<T>()?;
         if n == 0 || dst.is_empty() {
             return Ok(());
         }
-        let c2r = RealFftPlanner::<T>::new().plan_fft_inverse(n);
+        let c2r = with_planner(T::real(), RealFftPlanner::new, |p| p.plan_fft_inverse(n));
         let m = n / 2 + 1;
         let s = <T as Element>::from_f64(scale);
-        by_rows(&mut dst, n, &src, m, |o, i| {
-            let mut buf = c2r.make_input_vec();
+        by_rows(&mut dst, n, &mut src, m, |o, i| {
             let mut scratch = c2r.make_scratch_vec();
-            for (orow, irow) in o.chunks_mut(n).zip(i.chunks(m)) {
-                buf.copy_from_slice(irow);
-                buf[0].im = T::zero();
+            for (orow, irow) in o.chunks_mut(n).zip(i.chunks_mut(m)) {
+                irow[0].im = T::zero();
                 if n.is_multiple_of(2) {
-                    buf[m - 1].im = T::zero();
+                    irow[m - 1].im = T::zero();
                 }
-                c2r.process_with_scratch(&mut buf, orow, &mut scratch)
+                c2r.process_with_scratch(irow, orow, &mut scratch)
                     .map_err(|e| Error::value(op, e.to_string()))?;
                 if scale != 1.0 {
                     for x in orow.iter_mut() {

@@ -318,6 +318,13 @@ pub(crate) fn binary_raw(
     b: &Operand<'_>,
     dest: Dest<'_>,
 ) -> Result<Tensor> {
+    if let (Operand::Tensor(x), Dest::New) = (a, dest) {
+        if x.dtype().is_complex() {
+            if let Some(r) = super::complex::add_sub_as_pairs(kind, x, b) {
+                return r;
+            }
+        }
+    }
     // Two tensors of one dtype and one shape into a fresh result (`a + b` on like
     // tensors): nothing to broadcast, promote or convert, so the general planning below
     // is skipped; the outcome is the same.

@@ -10,6 +10,7 @@
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::kernel::plan::output_for;
 use crate::layout::wrap_dim;
 use crate::tensor::Tensor;
 
@@ -129,14 +130,14 @@ fn rows_of(t: &Tensor, dim: usize, n: usize, dtype: DType) -> Result<Tensor> {
     let last = t.ndim() as i64 - 1;
     let have = t.shape()[dim];
     let x = t.movedim(&[d], &[last])?;
-    if have >= n {
-        return x
-            .narrow(last, 0, n as i64)?
-            .to_dtype(dtype)?
-            .contiguous_copy();
-    }
     let mut shape = x.shape().to_vec();
     shape[t.ndim() - 1] = n;
+    if have >= n {
+        // One copy (and cast) into a fresh row-major buffer, every element written.
+        let out = output_for(&shape, dtype, &[])?;
+        out.copy_(&x.narrow(last, 0, n as i64)?)?;
+        return Ok(out);
+    }
     let out = Tensor::zeros(&shape, dtype)?;
     out.narrow(last, 0, have as i64)?.copy_(&x)?;
     Ok(out)
@@ -178,7 +179,7 @@ fn r2c(op: &'static str, t: &Tensor, n: Option<i64>, dim: i64, norm: Norm) -> Re
     let mut shape = rows.shape().to_vec();
     let last = shape.len() - 1;
     shape[last] = n / 2 + 1;
-    let out = Tensor::zeros(&shape, real.to_complex().unwrap_or(DType::C64))?;
+    let out = output_for(&shape, real.to_complex().unwrap_or(DType::C64), &[])?;
     crate::kernel::fft::r2c_rows(op, &out, &rows, n, norm.scale(n, false))?;
     out.movedim(&[last as i64], &[d as i64])
 }
@@ -196,7 +197,7 @@ fn c2r(op: &'static str, t: &Tensor, n: Option<i64>, dim: i64, norm: Norm) -> Re
     let mut shape = rows.shape().to_vec();
     let last = shape.len() - 1;
     shape[last] = n;
-    let out = Tensor::zeros(&shape, cdt.to_real())?;
+    let out = output_for(&shape, cdt.to_real(), &[])?;
     crate::kernel::fft::c2r_rows(op, &out, &rows, n, norm.scale(n, true))?;
     out.movedim(&[last as i64], &[d as i64])
 }
