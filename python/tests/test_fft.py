@@ -176,6 +176,10 @@ def test_frequencies_and_shifts():
         (lambda: st.fft.fftn(st.ones(2, 2), dim=(0, -2)), st.StrataValueError, "FFT dims must be unique"),
         (lambda: st.fft.fftfreq(-1), st.StrataValueError, "Invalid number of data points (-1) specified"),
         (lambda: st.fft.fftfreq(3, dtype=st.int64), st.DTypeError, "floating point dtype"),
+        (lambda: st.fft.fftfreq(2**62), st.ResourceError, "out of memory"),
+        (lambda: st.fft.rfftfreq(2**62), st.ResourceError, "out of memory"),
+        (lambda: st.fft.fft(st.ones(4), n=2**62), st.StrataOverflowError, "overflows"),
+        (lambda: st.fft.rfft(st.ones(4), n=2**40), st.ResourceError, "out of memory"),
     ],
 )
 def test_bad_arguments(call, exc, text):

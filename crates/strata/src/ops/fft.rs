@@ -406,10 +406,14 @@ pub mod api {
             ));
         }
         let k = n as i64;
-        let vals: Vec<f64> = (0..k)
-            .map(|i| if i < (k + 1) / 2 { i } else { i - k })
-            .map(|i| i as f64 / (d * k as f64))
-            .collect();
+        // The size is the caller's: allocated fallibly (a huge one is an error, not an
+        // abort).
+        let mut vals = crate::error::try_vec(op, n)?;
+        vals.extend(
+            (0..k)
+                .map(|i| if i < (k + 1) / 2 { i } else { i - k })
+                .map(|i| i as f64 / (d * k as f64)),
+        );
         Tensor::from_vec(vals, &[n])?.to_dtype(dtype)
     }
 
@@ -426,7 +430,8 @@ pub mod api {
                 format!("rfftfreq expects a floating point dtype, got {dtype}"),
             ));
         }
-        let vals: Vec<f64> = (0..=n / 2).map(|i| i as f64 / (d * n as f64)).collect();
+        let mut vals = crate::error::try_vec(op, n / 2 + 1)?;
+        vals.extend((0..=n / 2).map(|i| i as f64 / (d * n as f64)));
         Tensor::from_vec(vals, &[n / 2 + 1])?.to_dtype(dtype)
     }
 
