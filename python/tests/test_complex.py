@@ -175,6 +175,7 @@ def test_view_as_complex_of_offset_and_strided_pairs():
         (lambda: st.view_as_complex(st.ones(2, 2, dtype=st.int64)), st.DTypeError,
          "view_as_complex is only supported for half, float and double tensors, but got a tensor of scalar type: Long"),
         (lambda: st.view_as_complex(st.ones(3)), st.ShapeError, "Tensor must have a last dimension of size 2"),
+        (lambda: st.view_as_complex(st.ones(2, 2, dtype=st.float16)), st.DTypeError, "strata has no complex32"),
         (lambda: st.view_as_complex(st.tensor(1.0)), st.ShapeError, "Input tensor must have one or more dimensions"),
         (lambda: st.view_as_complex(st.ones(2, 4)[:, ::2]), st.ShapeError, "Tensor must have a last dimension with stride 1"),
         (lambda: st.view_as_complex(st.ones(3, 2).as_strided((2, 2), (3, 1))), st.ShapeError,
@@ -426,6 +427,19 @@ def test_ops_without_complex_semantics_are_refused(make, text):
     with pytest.raises(st.StrataError) as info:
         make(z)
     assert text in str(info.value)
+
+
+def test_writing_an_imaginary_part_into_a_real_tensor_is_refused():
+    for dt, name in [(st.float32, "float"), (st.int64, "int64_t"), (st.float64, "double")]:
+        t = st.zeros(2, dtype=dt)
+        with pytest.raises(st.StrataValueError, match=f"value cannot be converted to type {name} without overflow"):
+            t.fill_(1 + 2j)
+        with pytest.raises(st.StrataValueError, match="without overflow"):
+            t[0] = 2j
+        t.fill_(3 + 0j)  # no imaginary part: converts
+        assert t.tolist() == [3, 3]
+    with pytest.raises(st.StrataValueError, match="without overflow"):
+        st.full((2,), 1j, dtype=st.float32)
 
 
 def test_complex_tensors_cannot_require_grad_yet():

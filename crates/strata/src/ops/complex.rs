@@ -16,8 +16,9 @@ use crate::layout::wrap_dim;
 use crate::ops::table::Unary;
 use crate::tensor::Tensor;
 
-/// The loops of a complex op run on the CPU only (the CUDA kernels have no complex arms).
-fn on_cpu(op: &'static str, t: &Tensor) -> Result<()> {
+/// The loops of a complex op (and of the FFTs, `ops/fft.rs`) run on the CPU only: the
+/// CUDA kernels have no complex arms.
+pub(crate) fn on_cpu(op: &'static str, t: &Tensor) -> Result<()> {
     if t.device().is_cpu() {
         Ok(())
     } else {
@@ -57,6 +58,13 @@ impl Tensor {
         let to = match self.dtype() {
             DType::F32 => DType::C64,
             DType::F64 => DType::C128,
+            DType::F16 => {
+                // PyTorch would give complex32 (ComplexHalf), a dtype strata lacks.
+                return Err(Error::dtype(
+                    OP,
+                    "view_as_complex: strata has no complex32 (ComplexHalf); convert the half pairs to float32 first",
+                ));
+            }
             other => {
                 return Err(Error::dtype(
                     OP,
@@ -132,7 +140,7 @@ impl Tensor {
             return self.contiguous_copy();
         }
         on_cpu("conj_physical", self)?;
-        let out = self.to_dtype(self.dtype())?.contiguous_copy()?;
+        let out = self.contiguous_copy()?;
         // Negating the imaginary parts through the real view.
         let im = out.imag()?;
         im.neg_()?;

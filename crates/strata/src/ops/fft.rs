@@ -8,6 +8,7 @@
 //! Real input of integer or bool dtype computes in float32 (PyTorch's rule); half
 //! precision is refused on the CPU, as in PyTorch.
 
+use super::complex::on_cpu;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::kernel::plan::output_for;
@@ -59,14 +60,6 @@ impl Norm {
             Norm::Forward => Norm::Backward,
             Norm::Ortho => Norm::Ortho,
         }
-    }
-}
-
-fn on_cpu(op: &'static str, t: &Tensor) -> Result<()> {
-    if t.device().is_cpu() {
-        Ok(())
-    } else {
-        Err(Error::unsupported_on(op, t.device()))
     }
 }
 

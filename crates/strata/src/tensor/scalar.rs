@@ -24,10 +24,23 @@ pub enum Scalar {
 impl Scalar {
     /// Checks that the value can be stored in `dtype` without overflow, as PyTorch's
     /// `checked_convert` does for `fill_`, `full` and element writes: an integer or a
-    /// (truncated) float outside an integer dtype's range, or a non-finite float into an
-    /// integer dtype, is an error.
+    /// (truncated) float outside an integer dtype's range, a non-finite float into an
+    /// integer dtype, or a complex number with an imaginary part into a real dtype, is an
+    /// error.
     pub fn check_fits(self, op: &'static str, dtype: crate::DType) -> crate::Result<()> {
-        let Some((lo, hi, name)) = crate::ops::elementwise::int_limits(dtype) else {
+        let limits = crate::ops::elementwise::int_limits(dtype);
+        if let Scalar::Complex(_, im) = self {
+            // A real dtype cannot hold an imaginary part: PyTorch's overflow error, never
+            // a silent drop.
+            if im != 0.0 && !dtype.is_complex() {
+                let name = limits.map_or(dtype.c_name(), |(_, _, n)| n);
+                return Err(crate::Error::Value {
+                    op,
+                    msg: format!("value cannot be converted to type {name} without overflow"),
+                });
+            }
+        }
+        let Some((lo, hi, name)) = limits else {
             return Ok(());
         };
         let fits = match self {
