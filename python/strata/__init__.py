@@ -274,6 +274,39 @@ def is_tensor(obj) -> bool:
     """True for strata tensors."""
     return isinstance(obj, Tensor)
 
+
+def broadcast_shapes(*shapes) -> tuple:
+    """The shape that ``shapes`` (sequences of sizes, or ints) broadcast to, by NumPy's and
+    PyTorch's rule (aligned from the right; a size of 1 stretches)."""
+    shapes = [(s,) if isinstance(s, _builtins.int) else tuple(s) for s in shapes]
+    ndim = _builtins.max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    owner = [None] * ndim
+    for i, s in enumerate(shapes):
+        for k, d in enumerate(s):
+            if d < 0:
+                raise ShapeError(f"broadcast_shapes: Trying to create tensor with negative dimension {d}: {list(s)}")
+            j = ndim - len(s) + k
+            if d == 1:
+                continue
+            if out[j] == 1:
+                out[j], owner[j] = d, i
+            elif out[j] != d:
+                raise ShapeError(
+                    "broadcast_shapes: Shape mismatch: objects cannot be broadcast to a single shape.  "
+                    f"Mismatch is between arg {owner[j]} and arg {i}."
+                )
+    return tuple(out)
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple:
+    """Views of ``tensors`` expanded to their common broadcast shape (no copies)."""
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"broadcast_tensors: expected Tensors, got {type(t).__name__}")
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(t.expand(shape) for t in tensors)
+
 __all__ = [
     "Tensor",
     "UntypedStorage",
@@ -304,6 +337,8 @@ __all__ = [
     "where",
     "result_type",
     "is_tensor",
+    "broadcast_shapes",
+    "broadcast_tensors",
     "StrataError",
     "ShapeError",
     "TensorIndexError",

@@ -277,6 +277,14 @@ class Tensor:
     def mT(self) -> Tensor:
         """The last two dims swapped."""
     @property
+    def mH(self) -> Tensor:
+        """The conjugate transpose of the last two dims (``mT`` of a real tensor)."""
+    @property
+    def H(self) -> Tensor:
+        """The conjugate transpose of a matrix (2-D only)."""
+    def adjoint(self) -> Tensor:
+        """The conjugate transpose of the last two dims, as ``mH``."""
+    @property
     def _version(self) -> builtins.int:
         """The version counter of the storage, bumped by every in-place write and shared
         by all views."""
@@ -1066,6 +1074,8 @@ def result_type(a: _Operand, b: _Operand) -> dtype:
     """The dtype of an elementwise op on ``a`` and ``b`` (PyTorch's promotion)."""
 
 def is_tensor(obj: object) -> builtins.bool: ...
+def broadcast_shapes(*shapes: _Size | builtins.int) -> tuple[builtins.int, ...]: ...
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]: ...
 def from_dlpack(
     obj: Any, *, device: Any = None, copy: builtins.bool | None = None
 ) -> Tensor:
@@ -1492,6 +1502,8 @@ __all__ = [
     "where",
     "result_type",
     "is_tensor",
+    "broadcast_shapes",
+    "broadcast_tensors",
     "StrataError",
     "ShapeError",
     "TensorIndexError",

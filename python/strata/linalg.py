@@ -4,7 +4,8 @@ Every function takes ``(..., m, n)`` tensors: the leading dims are a batch (broa
 between ``A`` and ``B`` in :func:`solve` and :func:`lstsq`), read in place whatever the
 strides (transposed, stepped, flipped, broadcast). Results are fresh row-major tensors.
 The factorisations (LU, QR, Cholesky, the symmetric eigendecomposition, the SVD) run in
-Rust through the ``faer`` crate, float32 and float64 only; other dtypes are a
+Rust through the ``faer`` crate, float32, float64, complex64 and complex128 (eigenvalues,
+singular values, norms and ``logabsdet`` of complex matrices are real); other dtypes are a
 :class:`~strata.DTypeError` naming the op. A singular matrix (``inv``, ``solve``), one that
 is not positive definite (``cholesky``) or a failed convergence raise
 :class:`LinAlgError`, a ``RuntimeError``, with PyTorch's text.
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import _strata
-from ._errors import LinAlgError
+from ._errors import LinAlgError, ShapeError
 
 if TYPE_CHECKING:
     from . import Tensor, dtype
@@ -45,6 +46,10 @@ __all__ = [
     "vector_norm",
     "norm",
     "vecdot",
+    "matrix_power",
+    "cross",
+    "diagonal",
+    "matmul",
 ]
 
 # PyTorch's torch.return_types names.
@@ -83,9 +88,9 @@ def slogdet(A: Tensor) -> tuple[Tensor, Tensor]:
 
 
 def eigh(A: Tensor, UPLO: str = "L") -> tuple[Tensor, Tensor]:
-    """``(eigenvalues, eigenvectors)`` of each symmetric matrix, read from its lower
-    (``UPLO='L'``) or upper (``'U'``) triangle: eigenvalues ascending, eigenvectors the
-    columns of an orthogonal matrix."""
+    """``(eigenvalues, eigenvectors)`` of each symmetric (complex: Hermitian) matrix, read
+    from its lower (``UPLO='L'``) or upper (``'U'``) triangle: eigenvalues real and
+    ascending, eigenvectors the columns of an orthogonal (unitary) matrix."""
     return _EighResult(*_strata._linalg_eigh(A, UPLO))
 
 
@@ -203,5 +208,57 @@ def norm(
 
 
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
-    """``Σ x * y`` along ``dim``, the two broadcast."""
+    """``Σ conj(x) * y`` along ``dim``, the two broadcast."""
     return _strata._linalg_vecdot(x, y, dim)
+
+
+def matrix_power(A: Tensor, n: int) -> Tensor:
+    """``A`` multiplied by itself ``n`` times, by repeated squaring (``⌈log₂ n⌉`` squarings
+    and at most as many more products); ``n = 0`` gives identities of ``A``'s dtype and
+    ``n < 0`` powers of ``inv(A)`` (float and complex only)."""
+    from . import Tensor as _Tensor
+    from . import eye
+
+    if not isinstance(_Tensor, type) or not isinstance(A, _Tensor):
+        raise TypeError(f"linalg.matrix_power: expected a Tensor, got {type(A).__name__}")
+    n = n.__index__()
+    if A.ndim < 2:
+        raise ShapeError("linalg.matrix_power: The input tensor A must have at least 2 dimensions.")
+    rows, cols = A.shape[-2:]
+    if rows != cols:
+        raise ShapeError(
+            f"linalg.matrix_power: A must be batches of square matrices, but they are {rows} by {cols} matrices"
+        )
+    if n == 0:
+        return eye(rows, dtype=A.dtype).expand(A.shape).contiguous()
+    if n < 0:
+        A, n = inv(A), -n
+    result = None
+    base = A
+    while True:
+        if n & 1:
+            result = base if result is None else result @ base
+        n >>= 1
+        if not n:
+            break
+        base = base @ base
+    return result if result is not A else A.clone()
+
+
+def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
+    """The cross product of 3-element vectors along ``dim`` (``torch.linalg.cross``: the
+    other dims broadcast)."""
+    from . import broadcast_tensors
+
+    a, b = broadcast_tensors(input, other)
+    return a.cross(b, dim)
+
+
+def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """The ``offset`` diagonal of each matrix (a view; ``torch.linalg.diagonal``)."""
+    return A.diagonal(offset, dim1, dim2)
+
+
+def matmul(input: Tensor, other: Tensor) -> Tensor:
+    """The matrix product (``strata.matmul``)."""
+    return input @ other

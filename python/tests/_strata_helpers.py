@@ -30,6 +30,8 @@ ST2NP = {
     st.float64: np.dtype(np.float64),
 }
 NP2ST = {v: k for k, v in ST2NP.items()}
+# Kept apart from ST2NP, whose real dtypes many tests iterate over.
+COMPLEX_NP2ST = {np.dtype(np.complex64): st.complex64, np.dtype(np.complex128): st.complex128}
 
 NUMPY_DTYPES = list(ST2NP)
 FLOATS = [st.float16, st.float32, st.float64]
@@ -152,7 +154,7 @@ def tensor_of(arr) -> st.Tensor:
     """A contiguous copy of a NumPy array with its dtype (``st.tensor`` of a 0-d array loses
     the dtype, see test_tensor_api)."""
     arr = np.asarray(arr)
-    return st.tensor(arr, dtype=NP2ST[arr.dtype])
+    return st.tensor(arr, dtype={**NP2ST, **COMPLEX_NP2ST}[arr.dtype])
 
 
 def laid_out(arr: np.ndarray, layout: str) -> st.Tensor:

@@ -1,7 +1,8 @@
 """strata.linalg against numpy.linalg: every function on every memory layout (contiguous,
-transposed, stepped, flipped, a strided NumPy view), batched, empty, float32 and float64;
-decompositions whose factors are not unique (QR, SVD, eigh) are checked by reconstruction
-and orthogonality plus the unique parts against NumPy; then the errors (non-square,
+transposed, stepped, flipped, a strided NumPy view), batched, empty, float32, float64,
+complex64 and complex128; decompositions whose factors are not unique (QR, SVD, eigh) are
+checked by reconstruction and orthogonality (unitarity) plus the unique parts against
+NumPy; then the errors (non-square,
 singular, not positive definite, integer dtypes, 1-d input) with the op in the message.
 """
 
@@ -15,12 +16,28 @@ import strata.linalg as sla
 from _strata_helpers import LAYOUTS, laid_out, tensor_of, to_np
 
 RNG = np.random.default_rng
-DTYPES = [np.float32, np.float64]
+DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
+WIDE = {np.float32: np.float64, np.float64: np.float64, np.complex64: np.complex128, np.complex128: np.complex128}
 
 
 def tol(dt, n=4):
     """(rtol, atol) for results of matrices of side ``n`` in dtype ``dt``."""
-    return (2e-4 * n, 2e-4 * n) if dt == np.float32 else (1e-10 * n, 1e-10 * n)
+    return (2e-4 * n, 2e-4 * n) if dt in (np.float32, np.complex64) else (1e-10 * n, 1e-10 * n)
+
+
+def wide(a):
+    """``a`` in double precision (float64 or complex128), NumPy's reference precision."""
+    return a.astype(WIDE[a.dtype.type])
+
+
+def adj(a):
+    """The conjugate transpose of the last two dims."""
+    return np.conj(np.swapaxes(a, -1, -2))
+
+
+def real_dtype(a):
+    """strata's dtype of ``a``'s real parts."""
+    return tensor_of(np.ascontiguousarray(a.real)).dtype
 
 
 def close(got, want, dt, n=4):
@@ -30,7 +47,11 @@ def close(got, want, dt, n=4):
 
 
 def rand(shape, dt, seed=0):
-    return RNG(seed).uniform(-1, 1, shape).astype(dt)
+    g = RNG(seed)
+    x = g.uniform(-1, 1, shape)
+    if np.issubdtype(dt, np.complexfloating):
+        x = x + 1j * g.uniform(-1, 1, shape)
+    return x.astype(dt)
 
 
 def well_conditioned(batch, n, dt, seed=0):
@@ -38,13 +59,15 @@ def well_conditioned(batch, n, dt, seed=0):
 
 
 def spd(batch, n, dt, seed=0):
-    x = rand((*batch, n, n), dt, seed).astype(np.float64)
-    return (x @ np.swapaxes(x, -1, -2) + n * np.eye(n)).astype(dt)
+    """Symmetric (Hermitian) positive definite."""
+    x = wide(rand((*batch, n, n), dt, seed))
+    return (x @ adj(x) + n * np.eye(n)).astype(dt)
 
 
 def symmetric(batch, n, dt, seed=0):
+    """Symmetric (Hermitian)."""
     x = rand((*batch, n, n), dt, seed)
-    return (x + np.swapaxes(x, -1, -2)).astype(dt)
+    return (x + adj(x)).astype(dt)
 
 
 SQUARE_CASES = [((), 1), ((), 4), ((3,), 3), ((2, 2), 5), ((), 33)]
@@ -58,14 +81,19 @@ def test_inv_det_slogdet(dt, layout, batch, n):
     t = laid_out(a, layout)
     x = sla.inv(t)
     assert x.dtype == t.dtype and x.shape == a.shape and x.is_contiguous()
-    close(x, np.linalg.inv(a.astype(np.float64)), dt, n)
+    close(x, np.linalg.inv(wide(a)), dt, n)
     # Scaled so that the determinant stays near 1 (float32 overflows at 33 × 33 otherwise).
     a = (a / n).astype(dt)
     t = laid_out(a, layout)
-    close(sla.det(t), np.linalg.det(a.astype(np.float64)), dt, n)
+    close(sla.det(t), np.linalg.det(wide(a)), dt, n)
     sign, logabs = sla.slogdet(t)
-    ws, wl = np.linalg.slogdet(a.astype(np.float64))
-    np.testing.assert_array_equal(to_np(sign), ws.astype(dt))
+    ws, wl = np.linalg.slogdet(wide(a))
+    if np.issubdtype(dt, np.complexfloating):
+        # A complex sign of modulus 1, a real log|det| of the parts' precision.
+        close(sign, ws, dt, n)
+        assert logabs.dtype == real_dtype(a)
+    else:
+        np.testing.assert_array_equal(to_np(sign), ws.astype(dt))
     close(logabs, wl, dt, n)
     r = sla.slogdet(t)
     assert (r.sign is r[0]) and (r.logabsdet is r[1])
@@ -78,16 +106,16 @@ def test_solve_matrix_vector_and_broadcast_batches(dt, layout):
     b = rand((3, 4, 2), dt, seed=2)
     x = sla.solve(laid_out(a, layout), laid_out(b, layout))
     assert x.shape == (2, 3, 4, 2)
-    close(x, np.linalg.solve(a.astype(np.float64), b.astype(np.float64)), dt)
+    close(x, np.linalg.solve(wide(a), wide(b)), dt)
     # A batch of vectors (B is A's shape without its last dim) and one 1-d vector.
     a1 = well_conditioned((3,), 5, dt, seed=3)
     v = rand((3, 5), dt, seed=4)
     xv = sla.solve(laid_out(a1, layout), laid_out(v, layout))
     assert xv.shape == (3, 5)
-    close(xv, np.linalg.solve(a1.astype(np.float64), v[..., None].astype(np.float64))[..., 0], dt)
+    close(xv, np.linalg.solve(wide(a1), wide(v)[..., None])[..., 0], dt)
     v1 = rand((5,), dt, seed=5)
     x1 = sla.solve(laid_out(a1, layout), laid_out(v1, layout))
-    close(x1, np.linalg.solve(a1.astype(np.float64), np.broadcast_to(v1[:, None], (3, 5, 1)))[..., 0], dt)
+    close(x1, np.linalg.solve(wide(a1), np.broadcast_to(wide(v1)[:, None], (3, 5, 1)))[..., 0], dt)
     # left=False: X A = B.
     bl = rand((3, 2, 5), dt, seed=6)
     xl = sla.solve(laid_out(a1, layout), laid_out(bl, layout), left=False)
@@ -100,9 +128,13 @@ def test_solve_matrix_vector_and_broadcast_batches(dt, layout):
 def test_cholesky(dt, layout, batch, n):
     a = spd(batch, n, dt, seed=n)
     t = laid_out(a, layout)
-    want = np.linalg.cholesky(a.astype(np.float64))
+    want = np.linalg.cholesky(wide(a))
     close(sla.cholesky(t), want, dt, n)
-    close(sla.cholesky(t, upper=True), np.swapaxes(want, -1, -2), dt, n)
+    close(sla.cholesky(t, upper=True), adj(want), dt, n)
+    # upper=True reads only the upper triangle, the default only the lower one.
+    junk = rand(a.shape, dt, seed=98)
+    close(sla.cholesky(laid_out(np.triu(a) + np.tril(junk, -1), layout), upper=True), adj(want), dt, n)
+    close(sla.cholesky(laid_out(np.tril(a) + np.triu(junk, 1), layout)), want, dt, n)
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -115,17 +147,17 @@ def test_qr(dt, layout, shape):
     k = min(m, n)
     for mode in ["reduced", "complete"]:
         q, r = sla.qr(t, mode=mode)
-        qn, rn = np.linalg.qr(a.astype(np.float64), mode=mode)
+        qn, rn = np.linalg.qr(wide(a), mode=mode)
         assert q.shape == qn.shape and r.shape == rn.shape
         close(to_np(q) @ to_np(r), a, dt, m)
         qc = q.shape[-1]
-        close(np.swapaxes(to_np(q), -1, -2) @ to_np(q), np.broadcast_to(np.eye(qc), (*shape[:-2], qc, qc)), dt, m)
+        close(adj(to_np(q)) @ to_np(q), np.broadcast_to(np.eye(qc), (*shape[:-2], qc, qc)), dt, m)
         assert np.all(np.tril(to_np(r), -1) == 0)
         # R is unique up to the sign of each row: compare |R| on its first k rows.
         close(np.abs(to_np(r)[..., :k, :]), np.abs(rn[..., :k, :]), dt, m)
     q0, r0 = sla.qr(t, mode="r")
     assert q0.numel() == 0
-    close(np.abs(to_np(r0)), np.abs(np.linalg.qr(a.astype(np.float64), mode="r")), dt, m)
+    close(np.abs(to_np(r0)), np.abs(np.linalg.qr(wide(a), mode="r")), dt, m)
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -135,17 +167,20 @@ def test_svd_and_svdvals(dt, layout, shape):
     a = rand(shape, dt, seed=sum(shape) + 1)
     t = laid_out(a, layout)
     m, n = shape[-2:]
-    sn = np.linalg.svd(a.astype(np.float64), compute_uv=False)
+    sn = np.linalg.svd(wide(a), compute_uv=False)
     close(sla.svdvals(t), sn, dt, max(m, n))
     u, s, vh = sla.svd(t, full_matrices=False)
     close(s, sn, dt, max(m, n))
     close((to_np(u) * to_np(s)[..., None, :]) @ to_np(vh), a, dt, max(m, n))
     uf, sf, vhf = sla.svd(t)
-    un, _, vhn = np.linalg.svd(a.astype(np.float64))
+    un, _, vhn = np.linalg.svd(wide(a))
     assert uf.shape == un.shape and vhf.shape == vhn.shape
     eye = lambda k: np.broadcast_to(np.eye(k), (*shape[:-2], k, k))  # noqa: E731
-    close(np.swapaxes(to_np(uf), -1, -2) @ to_np(uf), eye(m), dt, m)
-    close(to_np(vhf) @ np.swapaxes(to_np(vhf), -1, -2), eye(n), dt, n)
+    close(adj(to_np(uf)) @ to_np(uf), eye(m), dt, m)
+    close(to_np(vhf) @ adj(to_np(vhf)), eye(n), dt, n)
+    k = min(m, n)
+    close((to_np(uf)[..., :, :k] * to_np(sf)[..., None, :]) @ to_np(vhf)[..., :k, :], a, dt, max(m, n))
+    assert s.dtype == sla.svdvals(t).dtype == real_dtype(a)
     r = sla.svd(t)
     assert r.U is r[0] and r.S is r[1] and r.Vh is r[2]
 
@@ -156,16 +191,19 @@ def test_svd_and_svdvals(dt, layout, shape):
 def test_eigh_and_eigvalsh(dt, layout, batch, n):
     a = symmetric(batch, n, dt, seed=n + 7)
     t = laid_out(a, layout)
-    wn = np.linalg.eigvalsh(a.astype(np.float64))
+    wn = np.linalg.eigvalsh(wide(a))
     w, v = sla.eigh(t)
     close(w, wn, dt, n)
     close(sla.eigvalsh(t), wn, dt, n)
     av, vv = to_np(t) @ to_np(v), to_np(v) * to_np(w)[..., None, :]
     close(av, vv, dt, 4 * n)
-    close(np.swapaxes(to_np(v), -1, -2) @ to_np(v), np.broadcast_to(np.eye(n), (*batch, n, n)), dt, n)
+    close(adj(to_np(v)) @ to_np(v), np.broadcast_to(np.eye(n), (*batch, n, n)), dt, n)
+    assert w.dtype == real_dtype(a)
     # UPLO='U' reads only the upper triangle: junk below it is ignored (NumPy's too).
-    junk = np.triu(a) + np.tril(rand(a.shape, dt, seed=99), -1)
-    close(sla.eigvalsh(laid_out(junk.astype(dt), layout), UPLO="U"), np.linalg.eigvalsh(junk.astype(np.float64), UPLO="U"), dt, n)
+    junk = (np.triu(a) + np.tril(rand(a.shape, dt, seed=99), -1)).astype(dt)
+    close(sla.eigvalsh(laid_out(junk, layout), UPLO="U"), np.linalg.eigvalsh(wide(junk), UPLO="U"), dt, n)
+    wu, vu = sla.eigh(laid_out(junk, layout), UPLO="U")
+    close(to_np(t) @ to_np(vu), to_np(vu) * to_np(wu)[..., None, :], dt, 4 * n)
     r = sla.eigh(t)
     assert r.eigenvalues is r[0] and r.eigenvectors is r[1]
 
@@ -176,18 +214,18 @@ def test_eigh_and_eigvalsh(dt, layout, batch, n):
 def test_pinv_and_matrix_rank(dt, layout, shape):
     a = rand(shape, dt, seed=11)
     t = laid_out(a, layout)
-    close(sla.pinv(t), np.linalg.pinv(a.astype(np.float64)), dt, 10)
-    assert to_np(sla.matrix_rank(t)).tolist() == np.linalg.matrix_rank(a.astype(np.float64)).tolist()
+    close(sla.pinv(t), np.linalg.pinv(wide(a)), dt, 10)
+    assert to_np(sla.matrix_rank(t)).tolist() == np.linalg.matrix_rank(wide(a)).tolist()
     # A rank-deficient product: rank 2.
     m, n = shape[-2:]
     low = (rand((*shape[:-2], m, 2), dt, 1) @ rand((*shape[:-2], 2, n), dt, 2)).astype(dt)
     lt = laid_out(low, layout)
     assert np.all(to_np(sla.matrix_rank(lt)) == 2)
-    close(sla.pinv(lt), np.linalg.pinv(low.astype(np.float64), rcond=max(m, n) * np.finfo(dt).eps), dt, 50)
+    close(sla.pinv(lt), np.linalg.pinv(wide(low), rcond=max(m, n) * np.finfo(dt).eps), dt, 50)
     if m == n:
         s = symmetric(shape[:-2], n, dt, 3)
-        close(sla.pinv(laid_out(s, layout), hermitian=True), np.linalg.pinv(s.astype(np.float64), hermitian=True), dt, 50)
-        assert np.all(to_np(sla.matrix_rank(laid_out(s, layout), hermitian=True)) == np.linalg.matrix_rank(s.astype(np.float64), hermitian=True))
+        close(sla.pinv(laid_out(s, layout), hermitian=True), np.linalg.pinv(wide(s), hermitian=True), dt, 50)
+        assert np.all(to_np(sla.matrix_rank(laid_out(s, layout), hermitian=True)) == np.linalg.matrix_rank(wide(s), hermitian=True))
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -195,7 +233,7 @@ def test_pinv_and_matrix_rank(dt, layout, shape):
 def test_lstsq(dt, layout):
     a = rand((6, 3), dt, 1)
     b = rand((6, 2), dt, 2)
-    xn, resn, rankn, sn = np.linalg.lstsq(a.astype(np.float64), b.astype(np.float64), rcond=None)
+    xn, resn, rankn, sn = np.linalg.lstsq(wide(a), wide(b), rcond=None)
     r = sla.lstsq(laid_out(a, layout), laid_out(b, layout), driver="gelsd")
     close(r.solution, xn, dt, 10)
     close(r.residuals, resn, dt, 10)
@@ -210,11 +248,11 @@ def test_lstsq(dt, layout):
     bv = rand((3,), dt, 4)
     xw = sla.lstsq(laid_out(aw, layout), laid_out(bv, layout)).solution
     assert xw.shape == (5,)
-    close(xw, np.linalg.lstsq(aw.astype(np.float64), bv.astype(np.float64), rcond=None)[0], dt, 10)
+    close(xw, np.linalg.lstsq(wide(aw), wide(bv), rcond=None)[0], dt, 10)
     # Batched.
     ab, bb = rand((2, 5, 3), dt, 5), rand((2, 5, 4), dt, 6)
     xb = sla.lstsq(laid_out(ab, layout), laid_out(bb, layout)).solution
-    close(xb, np.stack([np.linalg.lstsq(ab[i].astype(np.float64), bb[i].astype(np.float64), rcond=None)[0] for i in range(2)]), dt, 10)
+    close(xb, np.stack([np.linalg.lstsq(wide(ab[i]), wide(bb[i]), rcond=None)[0] for i in range(2)]), dt, 10)
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -222,7 +260,7 @@ def test_lstsq(dt, layout):
 def test_norms(dt, layout):
     a = rand((3, 4, 5), dt, 8)
     t = laid_out(a, layout)
-    a64 = a.astype(np.float64)
+    a64 = wide(a)
     for ord_ in [2, 1, 3, 0.5, math.inf, -math.inf, 0]:
         close(sla.vector_norm(t, ord=ord_), np.linalg.norm(a64.ravel(), ord=ord_), dt)
         close(sla.vector_norm(t, ord=ord_, dim=-1), np.linalg.norm(a64, ord=ord_, axis=-1), dt)
@@ -239,7 +277,11 @@ def test_norms(dt, layout):
     close(sla.norm(t, ord=1, dim=1), np.linalg.norm(a64, ord=1, axis=1), dt)
     close(sla.norm(t, dim=(0, 1)), np.linalg.norm(a64, axis=(0, 1)), dt)
     close(sla.norm(t[0, 0], ord=3), np.linalg.norm(a64[0, 0], ord=3), dt)
-    close(sla.vector_norm(t, dtype=st.float64), np.linalg.norm(a64.ravel()), np.float64)
+    if np.issubdtype(dt, np.complexfloating):
+        # Norms of complex tensors are real.
+        assert sla.vector_norm(t).dtype == sla.matrix_norm(t).dtype == real_dtype(a)
+    else:
+        close(sla.vector_norm(t, dtype=st.float64), np.linalg.norm(a64.ravel()), np.float64)
 
 
 def _vnorm(a, ord_, axes):
@@ -272,6 +314,30 @@ def test_trace_tensordot_vecdot(layout):
     close(sla.vecdot(laid_out(u, layout), laid_out(u, layout), dim=0), (u * u).sum(0), np.float64)
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_complex_trace_tensordot_vecdot_and_adjoint(layout):
+    a = rand((4, 4), np.complex128, 1)
+    assert st.trace(laid_out(a, layout)).item() == pytest.approx(np.trace(a))
+    x, y = rand((2, 3, 4), np.complex64, 2), rand((4, 3, 5), np.complex64, 3)
+    close(st.tensordot(laid_out(x, layout), laid_out(y, layout), dims=([1, 2], [1, 0])), np.tensordot(x, y, axes=([1, 2], [1, 0])), np.complex64)
+    # vecdot conjugates its first argument (NumPy's vecdot and the array API's too).
+    u, v = rand((3, 4), np.complex128, 5), rand((2, 1, 4), np.complex128, 6)
+    close(sla.vecdot(laid_out(u, layout), laid_out(v, layout)), np.vecdot(u, v), np.complex128)
+    b = rand((2, 3, 4), np.complex128, 7)
+    tb = laid_out(b, layout)
+    np.testing.assert_array_equal(to_np(tb.mH), adj(b))
+    np.testing.assert_array_equal(to_np(tb.adjoint()), adj(b))
+    np.testing.assert_array_equal(to_np(tb[0].H), adj(b[0]))
+    r = rand((3, 4), np.float32, 8)
+    tr = laid_out(r, layout)
+    np.testing.assert_array_equal(to_np(tr.mH), r.T)
+    assert tr.H.shape == (4, 3)
+    with pytest.raises(st.ShapeError, match=r"tensor\.H is only supported on matrices \(2-D tensors\)\. Got 3-D tensor\."):
+        tb.H
+    with pytest.raises(st.ShapeError, match=r"tensor\.mH is only supported on matrices or batches of matrices\. Got 1-D tensor\."):
+        st.zeros(3, dtype=st.complex64).mH
+
+
 def test_composite_norms_are_differentiable():
     x = st.tensor(rand((3, 4), np.float64, 1), requires_grad=True)
     sla.vector_norm(x).backward()
@@ -301,6 +367,10 @@ def test_empty_matrices_and_batches():
     assert q.shape == (2, 3, 3) and r.shape == (2, 3, 0)
     assert sla.pinv(st.zeros(3, 0)).shape == (0, 3)
     assert sla.matrix_rank(st.zeros(2, 0, 4)).tolist() == [0, 0]
+    zc = st.zeros(2, 0, 0, dtype=st.complex64)
+    sign, logabs = sla.slogdet(zc)
+    assert sign.dtype == st.complex64 and logabs.dtype == st.float32 and sign.tolist() == [1, 1]
+    assert sla.svdvals(st.zeros(3, 0, dtype=st.complex128)).dtype == st.float64
 
 
 def _raises(exc, match, fn, *args, **kw):
@@ -342,6 +412,13 @@ def test_errors():
     _raises(st.ShapeError, r"\(3x3 and 4x1\)", sla.solve, st.eye(3), st.zeros(4))
     _raises(st.ShapeError, r"must match the size of tensor b", sla.solve, st.eye(3).expand(2, 3, 3), st.zeros(3, 3, 2))
     _raises(st.DTypeError, r"linalg\.solve: Expected A and B to have the same dtype, but found A of type Float and B of type Double instead", sla.solve, st.eye(3), st.zeros(3, dtype=st.float64))
+    _raises(st.DTypeError, r"but found A of type ComplexFloat and B of type Float instead", sla.solve, st.eye(3, dtype=st.complex64), st.zeros(3))
+    csing = st.tensor([[1 + 1j, 2 + 2j], [2 + 2j, 4 + 4j]], dtype=st.complex128)
+    _raises(sla.LinAlgError, r"^linalg\.inv: The diagonal element 2 is zero", sla.inv, csing)
+    assert sla.det(csing).item() == 0
+    cnpd = st.tensor([[1, 2j], [-2j, 1]], dtype=st.complex64)
+    _raises(sla.LinAlgError, r"^linalg\.cholesky: .*the leading minor of order 2 is not positive-definite", sla.cholesky, cnpd)
+    _raises(st.DTypeError, r"Low precision dtypes not supported|Expected a floating point", sla.inv, st.zeros(3, 3, dtype=st.int8))
     _raises(ValueError, r"qr received unrecognized mode 'x'", sla.qr, st.eye(3), mode="x")
     _raises(ValueError, r"Expected UPLO argument to be 'L' or 'U', but got X", sla.eigh, st.eye(3), UPLO="X")
     _raises(st.ShapeError, r"linalg\.lstsq: input\.size\(-2\) should match other\.size\(-2\)", sla.lstsq, st.zeros(3, 2), st.zeros(4, 2))
@@ -370,3 +447,28 @@ def test_large_matrices_take_the_parallel_path():
     many = well_conditioned((300,), 6, np.float64, 5)
     close(sla.inv(tensor_of(many)), np.linalg.inv(many), np.float64, 10)
     close(sla.det(tensor_of(many)), np.linalg.det(many), np.float64, 1e6)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("magnitude", ["huge", "tiny"])
+def test_svd_and_eigh_of_matrices_far_from_one(dt, magnitude):
+    """Elements whose squares overflow (or underflow) the dtype: the kernel scales the
+    matrix by a power of two first, as LAPACK does (faer alone reported no convergence for
+    a 2 × 6 matrix of 5.5e153 in float64 or 5.8e18 in float32)."""
+    part = np.float32 if dt in (np.float32, np.complex64) else np.float64
+    fi = np.finfo(part)
+    v = np.sqrt(fi.max) * 4 if magnitude == "huge" else np.sqrt(fi.tiny) / 4
+    a = (rand((2, 6), dt, 3) * v).astype(dt)
+    a[0] = a[1] * 2  # rank one as well
+    want = np.linalg.svd(wide(a), compute_uv=False)
+    s = to_np(sla.svdvals(tensor_of(a)))
+    np.testing.assert_allclose(s[0], want[0], rtol=50 * fi.eps)
+    assert abs(s[1]) <= 50 * fi.eps * s[0]
+    u, s2, vh = sla.svd(tensor_of(a), full_matrices=False)
+    np.testing.assert_allclose((to_np(u) * to_np(s2)[None, :]) @ to_np(vh), a, rtol=0, atol=50 * fi.eps * want[0])
+    h = (rand((4, 4), dt, 4) * v).astype(dt)
+    h = (h + adj(h)).astype(dt)
+    np.testing.assert_allclose(to_np(sla.eigvalsh(tensor_of(h))), np.linalg.eigvalsh(wide(h)), rtol=0, atol=50 * fi.eps * np.abs(h).max())
+    full = np.full((3, 5), fi.max / 4, dtype=part)
+    s3 = to_np(sla.svdvals(tensor_of(full)))
+    assert np.isfinite(s3[0]) or magnitude == "tiny"

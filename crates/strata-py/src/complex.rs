@@ -72,6 +72,24 @@ impl PyTensor {
         Ok(Py::new(slf.py(), t)?.into_any())
     }
 
+    /// The conjugate transpose of the last two dims (the `mT` view of a real tensor, a
+    /// new tensor for a complex one).
+    #[getter(mH)]
+    fn m_h(&self) -> PyResult<PyTensor> {
+        wrap(self.inner().mh())
+    }
+
+    /// The conjugate transpose of the last two dims, as `mH`.
+    fn adjoint(&self) -> PyResult<PyTensor> {
+        wrap(self.inner().mh())
+    }
+
+    /// The conjugate transpose of a matrix (PyTorch's `H`: 2-D only, or 0-D).
+    #[getter(H)]
+    fn big_h(&self) -> PyResult<PyTensor> {
+        wrap(self.inner().h())
+    }
+
     /// The complex conjugate, always a new tensor.
     fn conj_physical(&self) -> PyResult<PyTensor> {
         wrap(self.inner().conj_physical())

@@ -570,3 +570,78 @@ fn composites_match_their_definitions() {
         vec![1.0]
     );
 }
+
+/// A random complex tensor of `shape` (parts in [-1, 1)).
+fn crand(rng: &mut Rng, shape: &[usize], dtype: DType) -> Tensor {
+    let real = dtype.to_real();
+    Tensor::complex(&rand(rng, shape, real), &rand(rng, shape, real)).unwrap()
+}
+
+/// Largest absolute difference between two complex tensors, part by part.
+fn cmax_diff(a: &Tensor, b: &Tensor) -> f64 {
+    let pairs = |t: &Tensor| t.contiguous().unwrap().view_as_real().unwrap();
+    max_diff(&pairs(a), &pairs(b))
+}
+
+#[test]
+fn complex_factorisations_reconstruct_on_every_layout() {
+    let mut rng = Rng(41);
+    for dtype in [DType::C64, DType::C128] {
+        let t = tol(dtype.to_real()) * 40.0;
+        for (batch, n) in [(vec![], 1), (vec![], 5), (vec![2], 4), (vec![], 40)] {
+            let eye = eyes(&batch, n, dtype);
+            let a = crand(&mut rng, &with(&batch, n), dtype)
+                .add(&eye.mul(n as f64).unwrap())
+                .unwrap();
+            // Hermitian positive definite: A·Aᴴ + n·I.
+            let h = a.matmul(&a.mh().unwrap()).unwrap();
+            for l in layouts(&a) {
+                let inv = linalg::inv(&l).unwrap();
+                assert_eq!(inv.dtype(), dtype);
+                assert!(cmax_diff(&a.matmul(&inv).unwrap(), &eye) < t);
+                let b = crand(&mut rng, &[n, 2], dtype);
+                let x = linalg::solve(&l, &b, true).unwrap();
+                let want = b.expand(&x.shape().iter().map(|&s| s as i64).collect::<Vec<_>>());
+                assert!(cmax_diff(&a.matmul(&x).unwrap(), &want.unwrap()) < t);
+                // det = sign·exp(logabsdet), sign of modulus 1, logabsdet real.
+                let (sign, logabs) = linalg::slogdet(&l).unwrap();
+                assert_eq!((sign.dtype(), logabs.dtype()), (dtype, dtype.to_real()));
+                let det = linalg::det(&l).unwrap();
+                let rebuilt = sign.mul(&logabs.exp().unwrap()).unwrap();
+                let scale = det
+                    .abs()
+                    .unwrap()
+                    .amax(&[], false)
+                    .unwrap()
+                    .item()
+                    .unwrap()
+                    .to_f64();
+                assert!(cmax_diff(&det, &rebuilt) < t * scale.max(1.0));
+                let (q, r) = linalg::qr(&l, "reduced").unwrap();
+                assert!(cmax_diff(&q.matmul(&r).unwrap(), &a) < t);
+                assert!(cmax_diff(&q.mh().unwrap().matmul(&q).unwrap(), &eye) < t);
+                let (u, s, vh) = linalg::svd(&l, false).unwrap();
+                assert_eq!(s.dtype(), dtype.to_real());
+                let usv = u
+                    .mul(&s.unsqueeze(-2).unwrap())
+                    .unwrap()
+                    .matmul(&vh)
+                    .unwrap();
+                assert!(cmax_diff(&usv, &a) < t);
+            }
+            for l in layouts(&h) {
+                let lo = linalg::cholesky(&l, false).unwrap();
+                assert!(cmax_diff(&lo.matmul(&lo.mh().unwrap()).unwrap(), &h) < t * n as f64);
+                let up = linalg::cholesky(&l, true).unwrap();
+                assert!(cmax_diff(&up.mh().unwrap().matmul(&up).unwrap(), &h) < t * n as f64);
+                for uplo in ["L", "U"] {
+                    let (w, v) = linalg::eigh(&l, uplo).unwrap();
+                    assert_eq!(w.dtype(), dtype.to_real());
+                    let av = h.matmul(&v).unwrap();
+                    let vw = v.mul(&w.unsqueeze(-2).unwrap()).unwrap();
+                    assert!(cmax_diff(&av, &vw) < t * n as f64 * 4.0);
+                }
+            }
+        }
+    }
+}

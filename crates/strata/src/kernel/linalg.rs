@@ -1,6 +1,7 @@
 //! The CPU linear-algebra loops: one factorisation per matrix of a batch, through `faer`
 //! (LU with partial pivoting, Householder QR, Cholesky, the symmetric eigendecomposition,
-//! the SVD), float32 and float64.
+//! the SVD), float32, float64, complex64 and complex128 (faer's own complex types are
+//! `num_complex`'s, which strata's complex dtypes store).
 //!
 //! The op layer (`ops/linalg.rs`) hands over inputs already broadcast to the batch shape
 //! (views: any strides, negative and zero too) and fresh row-major outputs. Each input
@@ -30,6 +31,7 @@ use faer::linalg::qr::no_pivoting::factor as qr;
 use faer::linalg::svd::{svd, svd_scratch, ComputeSvdVectors};
 use faer::reborrow::ReborrowMut;
 use faer::{ColMut, Conj, Mat, MatMut, MatRef, Par};
+use num_complex::Complex;
 use rayon::prelude::*;
 
 use super::reduce::Shared;
@@ -49,7 +51,7 @@ const PAR_BATCH: usize = 32 * 32 * 32;
 
 /// A zeroed `m × n` matrix, or an out-of-memory error (`Mat::zeros` aborts when the
 /// allocation fails; the work matrices are as large as an input matrix).
-fn try_zeros<T: Float>(op: &'static str, m: usize, n: usize) -> Result<Mat<T>> {
+fn try_zeros<T: Elem>(op: &'static str, m: usize, n: usize) -> Result<Mat<T>> {
     let mut a = Mat::new();
     a.try_reserve(m, n).map_err(|_| {
         let bytes = (m as u128) * (n as u128) * (size_of::<T>() as u128);
@@ -59,7 +61,7 @@ fn try_zeros<T: Float>(op: &'static str, m: usize, n: usize) -> Result<Mat<T>> {
     Ok(a)
 }
 
-/// The element types the loops run on: float32 and float64.
+/// The real element types: float32 and float64 (and the parts of the complex ones).
 trait Float:
     faer::traits::RealField
     + Copy
@@ -73,18 +75,24 @@ trait Float:
     + 'static
 {
     const ZERO: Self;
-    const ONE: Self;
     /// The machine epsilon, as an `f64`.
     const EPS: f64;
     /// `x` rounded to this type.
     fn from_f64(x: f64) -> Self;
     /// `ln |self|` (`-inf` for zero).
     fn ln_abs(self) -> Self;
+    /// `⌊log₂ self⌋` of a positive finite value, at least the smallest normal exponent.
+    fn exponent(self) -> i32;
+    /// `2ᵉ` for `e` within the normal exponents.
+    fn pow2(e: i32) -> Self;
+    /// The largest and smallest normal exponents.
+    const EXP_RANGE: (i32, i32);
+    /// Neither infinite nor NaN.
+    fn finite(self) -> bool;
 }
 
 impl Float for f32 {
     const ZERO: f32 = 0.0;
-    const ONE: f32 = 1.0;
     const EPS: f64 = f32::EPSILON as f64;
     fn from_f64(x: f64) -> f32 {
         x as f32
@@ -92,17 +100,167 @@ impl Float for f32 {
     fn ln_abs(self) -> f32 {
         self.abs().ln()
     }
+    fn exponent(self) -> i32 {
+        (((self.to_bits() >> 23) & 0xff) as i32 - 127).max(-126)
+    }
+    fn pow2(e: i32) -> f32 {
+        f32::from_bits(((e.clamp(-126, 127) + 127) as u32) << 23)
+    }
+    const EXP_RANGE: (i32, i32) = (-126, 127);
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
 }
 
 impl Float for f64 {
     const ZERO: f64 = 0.0;
-    const ONE: f64 = 1.0;
     const EPS: f64 = f64::EPSILON;
     fn from_f64(x: f64) -> f64 {
         x
     }
     fn ln_abs(self) -> f64 {
         self.abs().ln()
+    }
+    fn exponent(self) -> i32 {
+        (((self.to_bits() >> 52) & 0x7ff) as i32 - 1023).max(-1022)
+    }
+    fn pow2(e: i32) -> f64 {
+        f64::from_bits(((e.clamp(-1022, 1023) + 1023) as u64) << 52)
+    }
+    const EXP_RANGE: (i32, i32) = (-1022, 1023);
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+}
+
+/// The element types the loops run on: the two real ones and the two complex ones. The
+/// eigenvalues of a Hermitian matrix, singular values and `log|det|` are real
+/// ([`Elem::R`]) whatever the element type.
+trait Elem:
+    faer::traits::ComplexField<Real = Self::R>
+    + Copy
+    + Send
+    + Sync
+    + PartialEq
+    + std::ops::Mul<Output = Self>
+    + std::ops::MulAssign
+    + 'static
+{
+    /// The real type of the parts.
+    type R: Float;
+    const ZERO: Self;
+    const ONE: Self;
+    /// `|self|`.
+    fn modulus(self) -> Self::R;
+    /// The real part.
+    fn real_part(self) -> Self::R;
+    /// The complex conjugate (the value itself for a real type).
+    fn conjugate(self) -> Self;
+    /// `self / r`.
+    fn div_real(self, r: Self::R) -> Self;
+}
+
+macro_rules! real_elem {
+    ($t:ty) => {
+        impl Elem for $t {
+            type R = $t;
+            const ZERO: $t = 0.0;
+            const ONE: $t = 1.0;
+            fn modulus(self) -> $t {
+                self.abs()
+            }
+            fn real_part(self) -> $t {
+                self
+            }
+            fn conjugate(self) -> $t {
+                self
+            }
+            fn div_real(self, r: $t) -> $t {
+                self / r
+            }
+        }
+    };
+}
+real_elem!(f32);
+real_elem!(f64);
+
+macro_rules! complex_elem {
+    ($t:ty) => {
+        impl Elem for Complex<$t> {
+            type R = $t;
+            const ZERO: Complex<$t> = Complex::new(0.0, 0.0);
+            const ONE: Complex<$t> = Complex::new(1.0, 0.0);
+            fn modulus(self) -> $t {
+                self.norm()
+            }
+            fn real_part(self) -> $t {
+                self.re
+            }
+            fn conjugate(self) -> Complex<$t> {
+                self.conj()
+            }
+            fn div_real(self, r: $t) -> Complex<$t> {
+                Complex::new(self.re / r, self.im / r)
+            }
+        }
+    };
+}
+complex_elem!(f32);
+complex_elem!(f64);
+
+/// The power of two `2ᵉ` to divide `a` by when its largest modulus lies outside
+/// `[√min/ε, ε/√min]` (LAPACK's scaling before `gesdd`/`syevd`: faer's SVD and
+/// eigendecomposition square the elements, which overflow or underflow out there), so that
+/// the largest modulus becomes about 1; `None` inside the range or for a zero or
+/// non-finite matrix.
+fn scale_exponent<T: Elem>(a: MatRef<'_, T>) -> Option<i32> {
+    let mut big = T::R::ZERO;
+    for j in 0..a.ncols() {
+        for i in 0..a.nrows() {
+            let m = a[(i, j)].modulus();
+            if !m.finite() {
+                return None;
+            }
+            if m > big {
+                big = m;
+            }
+        }
+    }
+    if big == T::R::ZERO {
+        return None;
+    }
+    let (lo_exp, hi_exp) = T::R::EXP_RANGE;
+    // √min/ε and its inverse, as exponents of two.
+    let eps_exp = T::R::EPS.log2() as i32;
+    let lo = lo_exp / 2 - eps_exp;
+    let hi = -lo;
+    let e = big.exponent();
+    debug_assert!(e >= lo_exp && e <= hi_exp);
+    (e < lo || e > hi).then_some(e)
+}
+
+/// A copy of `a` divided by `2ᵉ` (exact: a power of two), or `None` when the copy cannot
+/// be allocated (the factorisation then runs on `a` itself).
+fn scaled_copy<T: Elem>(a: MatRef<'_, T>, e: i32) -> Option<Mat<T>> {
+    let mut w = try_zeros::<T>("linalg", a.nrows(), a.ncols()).ok()?;
+    let f = T::R::pow2(e);
+    for j in 0..a.ncols() {
+        for i in 0..a.nrows() {
+            w[(i, j)] = a[(i, j)].div_real(f);
+        }
+    }
+    Some(w)
+}
+
+/// Conjugates every element of `m` in place (nothing for a real type).
+fn conj_in_place<E: Elem>(mut m: MatMut<'_, E>) {
+    if E::IS_REAL {
+        return;
+    }
+    for c in 0..m.ncols() {
+        for r in 0..m.nrows() {
+            m[(r, c)] = m[(r, c)].conjugate();
+        }
     }
 }
 
@@ -186,6 +344,14 @@ impl<T> Out<T> {
         }
     }
 
+    /// The same output read as elements of type `U` (a real output of a complex job).
+    fn cast<U>(self) -> Out<U> {
+        Out {
+            base: Shared(self.base.get() as *mut U),
+            per: self.per,
+        }
+    }
+
     /// Output `b`'s first element.
     fn ptr(self, b: usize) -> *mut T {
         self.base.get().wrapping_add(b * self.per)
@@ -212,11 +378,13 @@ impl<T> Out<T> {
     }
 }
 
-/// Per-worker scratch: a column-major working matrix, Householder coefficients, the LU
-/// permutation and faer's workspace.
-struct Scratch<T: Float> {
+/// Per-worker scratch: a column-major working matrix, Householder coefficients, the
+/// eigenvalues or singular values (faer writes them as elements of the matrix type), the
+/// LU permutation and faer's workspace.
+struct Scratch<T: Elem> {
     work: Mat<T>,
     coeff: Mat<T>,
+    vals: Vec<T>,
     perm: Vec<usize>,
     perm_inv: Vec<usize>,
     mem: MemBuffer,
@@ -242,6 +410,8 @@ pub(crate) fn run(
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match ins[0].dtype() {
         DType::F32 => run_typed::<f32>(op, job, outs, ins),
         DType::F64 => run_typed::<f64>(op, job, outs, ins),
+        DType::C64 => run_typed::<Complex<f32>>(op, job, outs, ins),
+        DType::C128 => run_typed::<Complex<f64>>(op, job, outs, ins),
         other => Err(Error::dtype(
             op,
             format!("internal error: no linear-algebra loop for {other}"),
@@ -255,7 +425,7 @@ pub(crate) fn run(
     })
 }
 
-fn run_typed<T: Float>(
+fn run_typed<T: Elem>(
     op: &'static str,
     job: Job,
     outs: &[&Tensor],
@@ -327,6 +497,7 @@ fn run_typed<T: Float>(
         Ok(Scratch {
             work,
             coeff,
+            vals: vec![T::ZERO; k],
             perm: vec![0; m],
             perm_inv: vec![0; m],
             mem,
@@ -400,7 +571,7 @@ fn transpose_square<T: Copy>(m: &mut [T], n: usize) {
 }
 
 /// Index (0-based) of the first exact zero on the diagonal of the `n × n` LU factor.
-fn zero_pivot<T: Float>(lu: MatRef<'_, T>) -> Option<usize> {
+fn zero_pivot<T: Elem>(lu: MatRef<'_, T>) -> Option<usize> {
     (0..lu.nrows()).find(|&i| lu[(i, i)] == T::ZERO)
 }
 
@@ -414,7 +585,7 @@ fn zero_pivot<T: Float>(lu: MatRef<'_, T>) -> Option<usize> {
 /// pivot instead of a zero one: when a pivot of `aᵀ`'s factors is within `n·ε` of the
 /// largest, `a` itself is factored again, so that a singular matrix is found, and its
 /// pivot reported, as LAPACK does on `a`.
-fn factor_lu<T: Float>(a: MatRef<'_, T>, s: &mut Scratch<T>, par: Par) -> (usize, bool) {
+fn factor_lu<T: Elem>(a: MatRef<'_, T>, s: &mut Scratch<T>, par: Par) -> (usize, bool) {
     if a.row_stride().unsigned_abs() > a.col_stride().unsigned_abs() {
         let swaps = lu_into(a.transpose(), s, par);
         if !near_singular(s.work.as_ref()) {
@@ -425,23 +596,22 @@ fn factor_lu<T: Float>(a: MatRef<'_, T>, s: &mut Scratch<T>, par: Par) -> (usize
 }
 
 /// True when a pivot of the LU factors `lu` is zero or within `n·ε` of the largest one.
-fn near_singular<T: Float>(lu: MatRef<'_, T>) -> bool {
+fn near_singular<T: Elem>(lu: MatRef<'_, T>) -> bool {
     let n = lu.nrows();
-    let abs = |x: T| if x < T::ZERO { -x } else { x };
-    let mut big = T::ZERO;
+    let mut big = T::R::ZERO;
     for i in 0..n {
-        let d = abs(lu[(i, i)]);
+        let d = lu[(i, i)].modulus();
         if d > big {
             big = d;
         }
     }
-    let cut = big * T::from_f64(n as f64 * T::EPS);
+    let cut = big * T::R::from_f64(n as f64 * T::R::EPS);
     // NaN pivots count as near-singular too.
-    (0..n).any(|i| abs(lu[(i, i)]).partial_cmp(&cut) != Some(std::cmp::Ordering::Greater))
+    (0..n).any(|i| lu[(i, i)].modulus().partial_cmp(&cut) != Some(std::cmp::Ordering::Greater))
 }
 
 /// LU of `a` into `s.work`; returns the number of transpositions.
-fn lu_into<T: Float>(a: MatRef<'_, T>, s: &mut Scratch<T>, par: Par) -> usize {
+fn lu_into<T: Elem>(a: MatRef<'_, T>, s: &mut Scratch<T>, par: Par) -> usize {
     s.work.copy_from(a);
     let (info, _) = lu::lu_in_place(
         s.work.as_mut(),
@@ -461,7 +631,7 @@ fn lu_into<T: Float>(a: MatRef<'_, T>, s: &mut Scratch<T>, par: Par) -> usize {
 /// `a` and `b` are live, borrowed input matrices; batch element `i` of every output is
 /// written by this call only.
 #[allow(clippy::too_many_arguments)]
-unsafe fn one<T: Float>(
+unsafe fn one<T: Elem>(
     job: Job,
     a: MatRef<'_, T>,
     b: Option<MatRef<'_, T>>,
@@ -474,15 +644,16 @@ unsafe fn one<T: Float>(
     let k = m.min(n);
     match job {
         Job::Cholesky { upper } => {
-            // Upper: the lower factor of Aᵀ (A's upper triangle), written transposed.
-            let (a, mut l) = if upper {
-                // SAFETY: output 0 is `n × n` at batch element `i` (caller).
-                (a.transpose(), unsafe { o[0].mat(i, n, n) }.transpose_mut())
+            // Upper: `U = Lᴴ`, `L` the lower factor of A from its upper triangle (the lower
+            // triangle of `Aᴴ`), written through the transposed view and then conjugated.
+            // SAFETY: output 0 is `n × n` at batch element `i` (caller).
+            let l = unsafe { o[0].mat(i, n, n) };
+            let mut l = if upper { l.transpose_mut() } else { l };
+            if upper {
+                l.copy_from_triangular_lower(a.adjoint());
             } else {
-                // SAFETY: as above.
-                (a, unsafe { o[0].mat(i, n, n) })
-            };
-            l.copy_from_triangular_lower(a);
+                l.copy_from_triangular_lower(a);
+            }
             let r = cholesky_in_place(
                 l.rb_mut(),
                 Default::default(),
@@ -494,6 +665,9 @@ unsafe fn one<T: Float>(
                 for r in 0..c {
                     l[(r, c)] = T::ZERO;
                 }
+            }
+            if upper {
+                conj_in_place(l);
             }
             match r {
                 Ok(_) => None,
@@ -522,27 +696,36 @@ unsafe fn one<T: Float>(
         }
         Job::Det | Job::Slogdet => {
             let (swaps, _) = factor_lu(a, s, par);
-            let mut sign = if swaps % 2 == 1 { -T::ONE } else { T::ONE };
-            let (mut det, mut logabs) = (sign, T::ZERO);
-            for d in 0..n {
-                let x = s.work[(d, d)];
-                det *= x;
-                logabs += x.ln_abs();
-                if x < T::ZERO {
-                    sign = -sign;
-                } else if x == T::ZERO {
-                    sign = T::ZERO;
-                }
-            }
+            let flip = swaps % 2 == 1;
+            let start = if flip { T::ZERO - T::ONE } else { T::ONE };
             if job == Job::Det {
+                let mut det = start;
+                for d in 0..n {
+                    det *= s.work[(d, d)];
+                }
                 // SAFETY: output 0 has one element per batch element.
                 unsafe { o[0].slice(i)[0] = det };
-            } else {
-                // SAFETY: outputs 0 and 1 have one element per batch element.
-                unsafe {
-                    o[0].slice(i)[0] = sign;
-                    o[1].slice(i)[0] = logabs;
+                return None;
+            }
+            // sign: the product of the pivots' phases `x/|x|` (±1 for a real type), 0 when
+            // a pivot is zero; log|det|: the sum of `ln|x|` (real).
+            let mut sign = start;
+            let mut logabs = T::R::ZERO;
+            for d in 0..n {
+                let x = s.work[(d, d)];
+                let m = x.modulus();
+                logabs += m.ln_abs();
+                if m == T::R::ZERO {
+                    sign = T::ZERO;
+                } else {
+                    sign *= x.div_real(m);
                 }
+            }
+            // SAFETY: outputs 0 and 1 have one element per batch element; output 1 holds
+            // the real type.
+            unsafe {
+                o[0].slice(i)[0] = sign;
+                o[1].cast::<T::R>().slice(i)[0] = logabs;
             }
             None
         }
@@ -609,18 +792,38 @@ unsafe fn one<T: Float>(
             None
         }
         Job::Eigh { vectors, upper } => {
-            // faer reads the lower triangle: A's upper one is the lower one of Aᵀ.
+            // faer reads the lower triangle: A's upper one is the lower one of Aᵀ, which for
+            // a Hermitian A is conj(A) (same eigenvalues, conjugated eigenvectors).
             let a = if upper { a.transpose() } else { a };
-            // SAFETY: output 0 holds `n` eigenvalues at `i`.
-            let w = unsafe { ColMut::from_raw_parts_mut(o[0].ptr(i), n, 1) }.as_diagonal_mut();
+            // Out of the safe range, a scaled copy: eigenvalues scale back, vectors do not.
+            let scaled = scale_exponent(a).and_then(|e| Some((e, scaled_copy(a, e)?)));
+            let (a, e) = match &scaled {
+                Some((e, w)) => (w.as_ref(), *e),
+                None => (a, 0),
+            };
+            let w = ColMut::from_slice_mut(&mut s.vals[..n]).as_diagonal_mut();
             // The eigenvectors go in column-major (faer's back-transformation is several
             // times slower into a row-major matrix), then the square is transposed in place.
             // SAFETY: output 1 is `n × n` at `i`.
             let v = vectors.then(|| unsafe { o[1].mat(i, n, n) }.transpose_mut());
             let r = self_adjoint_evd(a, w, v, par, MemStack::new(&mut s.mem), Default::default());
+            // SAFETY: output 0 holds `n` real eigenvalues at `i`.
+            let out = unsafe { o[0].cast::<T::R>().slice(i) };
+            let f = T::R::pow2(e);
+            for (d, x) in out.iter_mut().zip(&s.vals) {
+                *d = if e == 0 {
+                    x.real_part()
+                } else {
+                    x.real_part() * f
+                };
+            }
             if vectors {
                 // SAFETY: output 1's `n × n` elements at `i`, written by this call only.
-                transpose_square(unsafe { o[1].slice(i) }, n);
+                let m = unsafe { o[1].slice(i) };
+                transpose_square(m, n);
+                if upper && !T::IS_REAL {
+                    m.iter_mut().for_each(|x| *x = x.conjugate());
+                }
             }
             r.err().map(|_| n)
         }
@@ -635,8 +838,13 @@ unsafe fn one<T: Float>(
             } else {
                 (k, k)
             };
-            // SAFETY: the S output holds `k` values at `i`.
-            let sv = unsafe { ColMut::from_raw_parts_mut(o[si].ptr(i), k, 1) }.as_diagonal_mut();
+            let sv = ColMut::from_slice_mut(&mut s.vals[..k]).as_diagonal_mut();
+            // Out of the safe range, a scaled copy: singular values scale back.
+            let scaled = scale_exponent(a).and_then(|e| Some((e, scaled_copy(a, e)?)));
+            let (a, e) = match &scaled {
+                Some((e, w)) => (w.as_ref(), *e),
+                None => (a, 0),
+            };
             // faer's full U of a tall matrix leaves the block right of the first `n`
             // columns and above the last `m - n` rows unwritten (zero): start from zeros.
             for oi in [ui, vi].into_iter().flatten() {
@@ -645,7 +853,7 @@ unsafe fn one<T: Float>(
             }
             // SAFETY: the U output is `m × uc` at `i`.
             let u = ui.map(|ui| unsafe { o[ui].mat(i, m, uc) });
-            // Vh (`vr × n`, row-major) is V (`n × vr`) column-major.
+            // Vh (`vr × n`, row-major) is V (`n × vr`) column-major, conjugated after.
             // SAFETY: the Vh output is `vr × n` at `i`.
             let v = vi.map(|vi| unsafe { o[vi].mat(i, vr, n) }.transpose_mut());
             let r = svd(
@@ -657,6 +865,22 @@ unsafe fn one<T: Float>(
                 MemStack::new(&mut s.mem),
                 Default::default(),
             );
+            // SAFETY: the S output holds `k` real values at `i`.
+            let out = unsafe { o[si].cast::<T::R>().slice(i) };
+            let f = T::R::pow2(e);
+            for (d, x) in out.iter_mut().zip(&s.vals) {
+                *d = if e == 0 {
+                    x.real_part()
+                } else {
+                    x.real_part() * f
+                };
+            }
+            if let Some(vi) = vi.filter(|_| !T::IS_REAL) {
+                // SAFETY: output 2's elements at `i`, written by this call only.
+                unsafe { o[vi].slice(i) }
+                    .iter_mut()
+                    .for_each(|x| *x = x.conjugate());
+            }
             r.err().map(|_| k)
         }
     }

@@ -134,6 +134,40 @@ impl Tensor {
         self.conj_physical()
     }
 
+    /// The conjugate transpose of the last two dims (PyTorch's `mH`/`adjoint()`): the `mT`
+    /// view of a real tensor, a new tensor for a complex one.
+    ///
+    /// # Errors
+    /// Fewer than 2 dims.
+    pub fn mh(&self) -> Result<Tensor> {
+        if self.ndim() < 2 {
+            return Err(Error::shape(
+                "mH",
+                format!(
+                    "tensor.mH is only supported on matrices or batches of matrices. Got {}-D tensor.",
+                    self.ndim()
+                ),
+            ));
+        }
+        self.mt()?.conj()
+    }
+
+    /// The conjugate transpose of a matrix (PyTorch's `H`): [`mh`](Self::mh) of a 2-d
+    /// tensor, the tensor itself when 0-d.
+    ///
+    /// # Errors
+    /// Any other number of dims.
+    pub fn h(&self) -> Result<Tensor> {
+        match self.ndim() {
+            0 => Ok(self.clone()),
+            2 => self.mh(),
+            d => Err(Error::shape(
+                "H",
+                format!("tensor.H is only supported on matrices (2-D tensors). Got {d}-D tensor."),
+            )),
+        }
+    }
+
     /// The complex conjugate, always computed into a new tensor (a copy for a real one).
     pub fn conj_physical(&self) -> Result<Tensor> {
         if !self.is_complex() {

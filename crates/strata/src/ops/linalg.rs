@@ -7,7 +7,8 @@
 //!
 //! Every input is `(..., m, n)`: the leading dims are a batch (broadcast between the
 //! operands of `solve`), read in place whatever the strides; results are fresh row-major
-//! tensors. float32 and float64 only, with PyTorch's errors for other dtypes, for
+//! tensors. float32, float64, complex64 and complex128 (eigenvalues, singular values and
+//! `log|det|` of a complex matrix are real), with PyTorch's errors for other dtypes, for
 //! non-square or 1-d inputs, and PyTorch's `LinAlgError` texts ([`Error::LinAlg`]) for a
 //! singular matrix, one that is not positive definite, or no convergence. The factorised
 //! ops have no backward yet: given a tensor that requires grad (with grad mode on) they
@@ -100,10 +101,10 @@ pub struct Lstsq {
     pub singular_values: Tensor,
 }
 
-/// float32 and float64, with PyTorch's texts for the others.
+/// float32, float64, complex64 and complex128, with PyTorch's texts for the others.
 fn check_float(op: &'static str, t: &Tensor) -> Result<()> {
     match t.dtype() {
-        DType::F32 | DType::F64 => Ok(()),
+        DType::F32 | DType::F64 | DType::C64 | DType::C128 => Ok(()),
         DType::F16 | DType::BF16 => Err(Error::dtype(
             op,
             format!(
@@ -121,9 +122,9 @@ fn check_float(op: &'static str, t: &Tensor) -> Result<()> {
     }
 }
 
-/// A floating-point tensor (any float dtype), for the norms.
+/// A floating-point or complex tensor (any float dtype), for the norms.
 fn check_any_float(op: &'static str, t: &Tensor) -> Result<()> {
-    if t.dtype().is_float() {
+    if t.dtype().is_float() || t.is_complex() {
         return Ok(());
     }
     Err(Error::dtype(
@@ -169,7 +170,7 @@ fn refuse_grad(op: &'static str, ts: &[&Tensor]) -> Result<()> {
     Ok(())
 }
 
-/// The checks every factorised op makes first: a float32/float64 CPU tensor of at least
+/// The checks every factorised op makes first: a float32/float64/complex CPU tensor of at least
 /// two dims, not requiring grad.
 fn prep(op: &'static str, a: &Tensor) -> Result<()> {
     check_matrix(op, a)?;
@@ -267,9 +268,9 @@ fn run(op: &'static str, job: Job, outs: &[&Tensor], ins: &[&Tensor], batched: b
     })
 }
 
-/// The machine epsilon of a float dtype.
+/// The machine epsilon of a float dtype (of the parts of a complex one).
 fn eps(dtype: DType) -> f64 {
-    match dtype {
+    match dtype.to_real() {
         DType::F32 => f64::from(f32::EPSILON),
         DType::F16 => 0.0009765625,
         DType::BF16 => 0.0078125,
@@ -333,7 +334,8 @@ pub fn det(a: &Tensor) -> Result<Tensor> {
 }
 
 /// `(sign, logabsdet)` of each square matrix's determinant (PyTorch's `linalg.slogdet`):
-/// `det = sign·exp(logabsdet)`; a singular matrix gives `(0, -inf)`.
+/// `det = sign·exp(logabsdet)`; a singular matrix gives `(0, -inf)`. For a complex
+/// matrix `sign` is complex of modulus 1 and `logabsdet` real.
 ///
 /// # Errors
 /// As [`det`].
@@ -341,14 +343,15 @@ pub fn slogdet(a: &Tensor) -> Result<(Tensor, Tensor)> {
     const OP: &str = "linalg.slogdet";
     prep(OP, a)?;
     check_square(OP, a)?;
+    let real = a.dtype().to_real();
     if a.shape()[a.ndim() - 1] == 0 {
         return Ok((
             Tensor::full(batch_of(a), 1.0, a.dtype())?,
-            Tensor::zeros(batch_of(a), a.dtype())?,
+            Tensor::zeros(batch_of(a), real)?,
         ));
     }
     let sign = fresh(OP, batch_of(a), a.dtype())?;
-    let logabs = fresh(OP, batch_of(a), a.dtype())?;
+    let logabs = fresh(OP, batch_of(a), real)?;
     run(OP, Job::Slogdet, &[&sign, &logabs], &[a], a.ndim() > 2)?;
     Ok((sign, logabs))
 }
@@ -370,7 +373,7 @@ fn eigh_impl(op: &'static str, a: &Tensor, uplo_: &str, vectors: bool) -> Result
     let n = check_square(op, a)?;
     let upper = uplo(uplo_)?;
     let batch = batch_of(a);
-    let w = fresh(op, &with_batch(batch, &[n]), a.dtype())?;
+    let w = fresh(op, &with_batch(batch, &[n]), a.dtype().to_real())?;
     let mut outs = vec![w];
     if vectors {
         outs.push(fresh(op, a.shape(), a.dtype())?);
@@ -380,9 +383,10 @@ fn eigh_impl(op: &'static str, a: &Tensor, uplo_: &str, vectors: bool) -> Result
     Ok(outs)
 }
 
-/// `(eigenvalues, eigenvectors)` of each symmetric matrix, read from its lower triangle
-/// (`uplo = "L"`) or upper one (`"U"`): eigenvalues ascending, `(..., n)`; eigenvectors the
-/// columns of an orthogonal `(..., n, n)` (PyTorch's `linalg.eigh`).
+/// `(eigenvalues, eigenvectors)` of each symmetric (complex: Hermitian) matrix, read from
+/// its lower triangle (`uplo = "L"`) or upper one (`"U"`): eigenvalues real and ascending,
+/// `(..., n)`; eigenvectors the columns of an orthogonal (unitary) `(..., n, n)`
+/// (PyTorch's `linalg.eigh`).
 ///
 /// # Errors
 /// As [`cholesky`] (but any symmetric matrix has a decomposition); a bad `uplo`.
@@ -456,8 +460,9 @@ fn svd_impl(op: &'static str, a: &Tensor, vectors: SvdOut) -> Result<Vec<Tensor>
     } else {
         (k, k)
     };
+    let real = a.dtype().to_real();
     if k == 0 {
-        let s = Tensor::zeros(&with_batch(batch, &[0]), a.dtype())?;
+        let s = Tensor::zeros(&with_batch(batch, &[0]), real)?;
         if vectors == SvdOut::None {
             return Ok(vec![s]);
         }
@@ -467,7 +472,7 @@ fn svd_impl(op: &'static str, a: &Tensor, vectors: SvdOut) -> Result<Vec<Tensor>
             eyes(batch, vr, n, a.dtype())?,
         ]);
     }
-    let s = fresh(op, &with_batch(batch, &[k]), a.dtype())?;
+    let s = fresh(op, &with_batch(batch, &[k]), real)?;
     if vectors == SvdOut::None {
         run(op, Job::Svd { vectors }, &[&s], &[a], nd > 2)?;
         return Ok(vec![s]);
@@ -479,7 +484,7 @@ fn svd_impl(op: &'static str, a: &Tensor, vectors: SvdOut) -> Result<Vec<Tensor>
 }
 
 /// `(U, S, Vh)` of each `m × n` matrix, `A = U·diag(S)·Vh` (PyTorch's `linalg.svd`):
-/// singular values descending, `(..., k)`; with `full_matrices` `U` is `m × m` and `Vh`
+/// singular values real and descending, `(..., k)`; with `full_matrices` `U` is `m × m` and `Vh`
 /// `n × n`, else `m × k` and `k × n` (`k = min(m, n)`).
 ///
 /// # Errors
@@ -618,12 +623,12 @@ pub fn pinv(a: &Tensor, atol: Option<f64>, rtol: Option<f64>, hermitian: bool) -
         let tol = tolerance(&w.abs()?, m, n, atol, rtol)?;
         let keep = w.abs()?.gt(&tol)?;
         let winv = Tensor::where_cond(&keep, &w.reciprocal()?, 0.0)?;
-        return v.mul(&winv.unsqueeze(-2)?)?.matmul(&v.mt()?);
+        return v.mul(&winv.unsqueeze(-2)?)?.matmul(&v.mh()?);
     }
     let (u, s, vh) = svd(a, false)?;
     let tol = tolerance(&s, m, n, atol, rtol)?;
     let sinv = Tensor::where_cond(&s.gt(&tol)?, &s.reciprocal()?, 0.0)?;
-    vh.mt()?.mul(&sinv.unsqueeze(-2)?)?.matmul(&u.mt()?)
+    vh.mh()?.mul(&sinv.unsqueeze(-2)?)?.matmul(&u.mh()?)
 }
 
 /// The rank of each matrix: how many singular values (absolute eigenvalues with
@@ -713,7 +718,7 @@ pub fn lstsq(a: &Tensor, b: &Tensor, rcond: Option<f64>, driver: Option<&str>) -
         (
             Tensor::zeros(&with_batch(&batch, &[n, nrhs]), a.dtype())?,
             Tensor::zeros(batch_of(a), DType::I64)?,
-            Tensor::zeros(&with_batch(batch_of(a), &[0]), a.dtype())?,
+            Tensor::zeros(&with_batch(batch_of(a), &[0]), a.dtype().to_real())?,
         )
     } else {
         let (u, s, vh) = svd(a, false)?;
@@ -721,14 +726,15 @@ pub fn lstsq(a: &Tensor, b: &Tensor, rcond: Option<f64>, driver: Option<&str>) -
         let keep = s.gt(&tol)?;
         let sinv = Tensor::where_cond(&keep, &s.reciprocal()?, 0.0)?;
         let x = vh
-            .mt()?
-            .matmul(&sinv.unsqueeze(-1)?.mul(&u.mt()?.matmul(&b2)?)?)?;
+            .mh()?
+            .matmul(&sinv.unsqueeze(-1)?.mul(&u.mh()?.matmul(&b2)?)?)?;
         (x, keep.sum(&[-1], false)?, s)
     };
-    let empty = || Tensor::zeros(&[0], a.dtype());
+    let empty = || Tensor::zeros(&[0], a.dtype().to_real());
     let full_rank = k == 0 || rank.eq(n as i64)?.all(&[], false)?.item()?.to_f64() != 0.0;
     let residuals = if m > n && driver != "gelsy" && full_rank {
         let r = a.matmul(&x)?.sub(&b2)?;
+        let r = if r.is_complex() { r.abs()? } else { r };
         r.mul(&r)?.sum(&[-2], false)?
     } else {
         empty()?
@@ -754,13 +760,17 @@ pub fn lstsq(a: &Tensor, b: &Tensor, rcond: Option<f64>, driver: Option<&str>) -
 
 /// The `ord`-norm of `x` over `dims` (all dims when `None`), PyTorch's
 /// `linalg.vector_norm`: `Σ|x|^ord` to the `1/ord`; `inf`/`-inf` the largest/smallest
-/// `|x|`, `0` the number of non-zero elements. Any float dtype; differentiable.
+/// `|x|`, `0` the number of non-zero elements. Any float dtype, and complex (of the
+/// moduli, a real result); differentiable.
 ///
 /// # Errors
 /// A dtype that is not a float; a dim out of range; `±inf` over no elements.
 pub fn vector_norm(x: &Tensor, ord: f64, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
     const OP: &str = "linalg.vector_norm";
     check_any_float(OP, x)?;
+    if x.is_complex() {
+        return vector_norm(&x.abs()?, ord, dims, keepdim);
+    }
     let all: Vec<i64> = (0..x.ndim() as i64).collect();
     let dims = dims.unwrap_or(&all);
     if x.ndim() == 0 {
@@ -895,12 +905,12 @@ pub fn norm(
     }
 }
 
-/// `Σ x·y` along `dim` (PyTorch's `linalg.vecdot` for real tensors), the two broadcast.
+/// `Σ conj(x)·y` along `dim` (PyTorch's `linalg.vecdot`), the two broadcast.
 ///
 /// # Errors
 /// Shapes that do not broadcast; `dim` out of range.
 pub fn vecdot(x: &Tensor, y: &Tensor, dim: i64) -> Result<Tensor> {
-    x.mul(y)?.sum(&[dim], false)
+    x.conj()?.mul(y)?.sum(&[dim], false)
 }
 
 impl Tensor {
