@@ -3,7 +3,7 @@
 //! layer is `ops/complex.rs`. The complex ops that keep their dtype are table entries
 //! (`ops/table.rs`, their `complex` arms).
 
-use super::elementwise_loops::{binary_into, unary_into};
+use super::elementwise_loops::{binary_into, unary_into, Map1, RUN_BLOCK};
 use super::math::{not_implemented, Complex, Real};
 use crate::dtype::{DType, Element};
 use crate::error::Result;
@@ -11,29 +11,75 @@ use crate::ops::table::Cost;
 use crate::tensor::Tensor;
 use crate::{Complex32, Complex64};
 
-/// `|z|` of complex `a` into `out` (of `a`'s part dtype), without undue overflow.
-pub(crate) fn abs_into(out: &Tensor, a: &Tensor) -> Result<()> {
+/// `|z|`: where the squares can neither overflow nor lose the smaller part to underflow,
+/// the direct root `√(re² + im²)` (within an ulp of `hypot`, and vector code); elsewhere,
+/// and for NaN and infinities, `hypot`.
+struct AbsMap<C>(std::marker::PhantomData<C>);
+
+impl<C: Complex> AbsMap<C> {
+    /// The range of `re² + im²` where the direct root is accurate.
     #[inline(always)]
-    fn k<C: Complex>(z: C) -> C::Part {
-        let (x, y) = (z.re(), z.im());
-        let s = x * x + y * y;
-        // Where the squares can neither overflow nor lose the smaller part to underflow,
-        // the direct root (within an ulp of hypot, and several times faster); elsewhere,
-        // and for NaN and infinities, hypot.
-        let (lo, hi) = if size_of::<C::Part>() == 4 {
+    fn safe() -> (C::Part, C::Part) {
+        if size_of::<C::Part>() == 4 {
             (C::Part::from_f64(1e-30), C::Part::from_f64(1e30))
         } else {
             (C::Part::from_f64(1e-270), C::Part::from_f64(1e270))
-        };
+        }
+    }
+}
+
+impl<C: Complex> Map1<C, C::Part> for AbsMap<C> {
+    #[inline(always)]
+    fn one(&self, z: C) -> C::Part {
+        let (x, y) = (z.re(), z.im());
+        let s = x * x + y * y;
+        let (lo, hi) = Self::safe();
         if s > lo && s < hi {
             s.sqrt()
         } else {
             x.hypot(y)
         }
     }
+
+    /// The direct roots of the whole block without a branch (vector code), then `hypot`
+    /// for the elements outside the safe range, if any.
+    #[inline(always)]
+    fn block(&self, z: &[C; RUN_BLOCK]) -> [C::Part; RUN_BLOCK] {
+        let (lo, hi) = Self::safe();
+        let mut out = [C::Part::ZERO; RUN_BLOCK];
+        let mut outside = 0u32;
+        for i in 0..RUN_BLOCK {
+            let (x, y) = (z[i].re(), z[i].im());
+            let s = x * x + y * y;
+            out[i] = s.sqrt();
+            outside |= u32::from(!(s > lo && s < hi));
+        }
+        if outside != 0 {
+            for i in 0..RUN_BLOCK {
+                out[i] = self.one(z[i]);
+            }
+        }
+        out
+    }
+}
+
+/// `|z|` of complex `a` into `out` (of `a`'s part dtype), without undue overflow.
+pub(crate) fn abs_into(out: &Tensor, a: &Tensor) -> Result<()> {
     match a.dtype() {
-        DType::C64 => unary_into::<_, _, _, false>("abs", Cost::Memory, out, a, k::<Complex32>),
-        DType::C128 => unary_into::<_, _, _, false>("abs", Cost::Memory, out, a, k::<Complex64>),
+        DType::C64 => unary_into::<_, _, _, false>(
+            "abs",
+            Cost::Memory,
+            out,
+            a,
+            AbsMap::<Complex32>(std::marker::PhantomData),
+        ),
+        DType::C128 => unary_into::<_, _, _, false>(
+            "abs",
+            Cost::Memory,
+            out,
+            a,
+            AbsMap::<Complex64>(std::marker::PhantomData),
+        ),
         dt => Err(not_implemented("abs", dt)),
     }
 }

@@ -900,7 +900,26 @@ macro_rules! complex_impl {
                 <$t>::log10(self)
             }
             fn sqrt(self) -> Self {
-                <$t>::sqrt(self)
+                // t = √((|x| + |z|)/2) carries the larger part; the other is y/(2t), with no
+                // cancellation (the library's polar form loses the small part's digits).
+                let (x, y) = (self.re, self.im);
+                if y.is_infinite() {
+                    return <$t>::new(<$p>::INFINITY, y);
+                }
+                if x == 0.0 && y == 0.0 {
+                    return <$t>::new(0.0, y);
+                }
+                let (ax, r) = (x.abs(), x.hypot(y));
+                let mut h = (ax + r) * 0.5;
+                if h.is_infinite() {
+                    h = ax * 0.5 + r * 0.5;
+                }
+                let t = h.sqrt();
+                if x >= 0.0 {
+                    <$t>::new(t, y / (2.0 * t))
+                } else {
+                    <$t>::new(y.abs() / (2.0 * t), t.copysign(y))
+                }
             }
             fn powc(self, e: Self) -> Self {
                 if e.im == 0.0 {
@@ -933,40 +952,194 @@ macro_rules! complex_impl {
                 <$t>::cos(self)
             }
             fn tan(self) -> Self {
-                <$t>::tan(self)
+                // tan z = −i·tanh(i·z): the tanh below saturates instead of dividing two
+                // overflowed hyperbolic functions (the library's tan gives NaN for large Im z).
+                let t = Complex::tanh(<$t>::new(-self.im, self.re));
+                <$t>::new(t.im, -t.re)
             }
             fn sinh(self) -> Self {
+                // sinh x·cos y + i·cosh x·sin y, with C99's values where a zero or an
+                // infinity would make a 0·∞ (the library's formula gives NaN there).
+                let (x, y) = (self.re, self.im);
+                if y == 0.0 {
+                    return <$t>::new(x.sinh(), y);
+                }
+                if (x == 0.0 || x.is_infinite()) && !y.is_finite() {
+                    return <$t>::new(x, <$p>::NAN);
+                }
+                if x.is_infinite() {
+                    return <$t>::new(x * y.cos(), <$p>::INFINITY * y.sin());
+                }
                 <$t>::sinh(self)
             }
             fn cosh(self) -> Self {
+                // cosh x·cos y + i·sinh x·sin y, with C99's values as for sinh.
+                let (x, y) = (self.re, self.im);
+                if y == 0.0 {
+                    let im = if x.is_nan() {
+                        y
+                    } else if x.is_infinite() {
+                        x.signum() * y
+                    } else {
+                        x.sinh() * y
+                    };
+                    return <$t>::new(x.cosh(), im);
+                }
+                if x == 0.0 && !y.is_finite() {
+                    return <$t>::new(<$p>::NAN, 0.0);
+                }
+                if x.is_infinite() {
+                    return if y.is_finite() {
+                        <$t>::new(<$p>::INFINITY * y.cos(), x * y.sin())
+                    } else {
+                        <$t>::new(<$p>::INFINITY, <$p>::NAN)
+                    };
+                }
                 <$t>::cosh(self)
             }
             fn tanh(self) -> Self {
+                let (x, y) = (self.re, self.im);
+                if y == 0.0 {
+                    // The real line, NaN + 0i included.
+                    return <$t>::new(x.tanh(), y);
+                }
+                if !y.is_finite() && !x.is_infinite() {
+                    // C99 (with C23's +0 + i·NaN for a zero Re).
+                    return <$t>::new(if x == 0.0 { x } else { <$p>::NAN }, <$p>::NAN);
+                }
                 // For large |Re z|, tanh → ±1 + 0i·sign (the library's formula overflows).
                 if self.re.abs() > 20.0 {
                     let s = self.re.signum();
                     let im = 4.0 * (2.0 * self.im).sin() * (-2.0 * self.re.abs()).exp();
                     return <$t>::new(s, if self.im.is_finite() { im } else { 0.0 });
                 }
-                <$t>::tanh(self)
+                if x.is_nan() {
+                    return <$t>::new(<$p>::NAN, <$p>::NAN);
+                }
+                // Kahan's form: with t = tan y, β = 1 + t², s = sinh x, ρ = √(1 + s²),
+                // tanh z = (β·ρ·s + i·t) / (1 + β·s²). No cancellation near the poles (the
+                // library's (sinh 2x + i sin 2y)/(cosh 2x + cos 2y) subtracts two values
+                // near 1 there).
+                let t = y.tan();
+                let beta = 1.0 + t * t;
+                let sh = x.sinh();
+                let rho = (1.0 + sh * sh).sqrt();
+                let den = 1.0 + beta * sh * sh;
+                <$t>::new(beta * rho * sh / den, t / den)
             }
             fn asin(self) -> Self {
-                <$t>::asin(self)
+                // asin z = −i·asinh(i·z) (C99's definition, branch cuts included).
+                let a = Complex::asinh(<$t>::new(-self.im, self.re));
+                <$t>::new(a.im, -a.re)
             }
             fn acos(self) -> Self {
-                <$t>::acos(self)
+                let (x, y) = (self.re, self.im);
+                if !(x.is_finite() && y.is_finite()) {
+                    // The infinities and NaNs: π/2 − asin z gives C99's special values.
+                    let a = Complex::asin(self);
+                    return <$t>::new(std::f64::consts::FRAC_PI_2 as $p - a.re, -a.im);
+                }
+                // Kahan's formulas (no cancellation near ±1, no overflow for large |z|):
+                // Re = 2·atan2(Re √(1−z), Re √(1+z)), Im = asinh(Im(conj(√(1+z))·√(1−z))).
+                let s1 = Complex::sqrt(<$t>::new(1.0 - x, -y));
+                let s2 = Complex::sqrt(<$t>::new(1.0 + x, y));
+                <$t>::new(
+                    2.0 * s1.re.atan2(s2.re),
+                    (s2.re * s1.im - s2.im * s1.re).asinh(),
+                )
             }
             fn atan(self) -> Self {
-                <$t>::atan(self)
+                // atan z = −i·atanh(i·z) (C99's definition).
+                let a = Complex::atanh(<$t>::new(-self.im, self.re));
+                <$t>::new(a.im, -a.re)
             }
             fn asinh(self) -> Self {
-                <$t>::asinh(self)
+                let (x, y) = (self.re, self.im);
+                if y == 0.0 {
+                    // The real line (and its signed zero), NaN + 0i included.
+                    return <$t>::new(x.asinh(), y);
+                }
+                // In the first quadrant, then the signs back (asinh is odd and commutes with
+                // conjugation, so Re takes x's sign and Im y's, on the cuts too).
+                let (ax, ay) = (x.abs(), y.abs());
+                let a = if ax.hypot(ay) > 1e8 {
+                    // asinh z = ln 2z to within 1/(4|z|²), and z² would overflow.
+                    let l = <$t>::ln(<$t>::new(ax, ay));
+                    <$t>::new(l.re + std::f64::consts::LN_2 as $p, l.im)
+                } else {
+                    // ln(z + √(z² + 1)) = log1p(z + z²/(1 + √(z² + 1))): no cancellation for
+                    // Re z ≥ 0, and accurate near 0.
+                    let z2 = <$t>::new(ax * ax - ay * ay, 2.0 * ax * ay);
+                    let s = Complex::sqrt(<$t>::new(z2.re + 1.0, z2.im));
+                    let q = Complex::div(z2, <$t>::new(1.0 + s.re, s.im));
+                    Complex::ln_1p(<$t>::new(ax + q.re, ay + q.im))
+                };
+                <$t>::new(a.re.copysign(x), a.im.copysign(y))
             }
             fn acosh(self) -> Self {
-                <$t>::acosh(self)
+                let (x, y) = (self.re, self.im);
+                if !(x.is_finite() && y.is_finite()) {
+                    // ±i·acos z, the sign that makes the real part non-negative (C99).
+                    let w = Complex::acos(self);
+                    return if -w.im < 0.0 {
+                        <$t>::new(w.im, -w.re)
+                    } else {
+                        <$t>::new(-w.im, w.re)
+                    };
+                }
+                // Kahan's formulas: Re = asinh(Re(conj(√(z−1))·√(z+1))),
+                // Im = 2·atan2(Im √(z−1), Re √(z+1)).
+                let s1 = Complex::sqrt(<$t>::new(x - 1.0, y));
+                let s2 = Complex::sqrt(<$t>::new(x + 1.0, y));
+                <$t>::new(
+                    (s1.re * s2.re + s1.im * s2.im).asinh(),
+                    2.0 * s1.im.atan2(s2.re),
+                )
             }
             fn atanh(self) -> Self {
-                <$t>::atanh(self)
+                use std::f64::consts::FRAC_PI_2;
+                let (x, y) = (self.re, self.im);
+                let half_pi = FRAC_PI_2 as $p;
+                if x.is_nan() || y.is_nan() {
+                    // C99's values: ±0 + i·(±π/2) for an infinite Im, ±0 + i·NaN for an
+                    // infinite or zero Re, NaN + i·NaN otherwise.
+                    return if y.is_infinite() {
+                        <$t>::new((0.0 as $p).copysign(x), half_pi.copysign(y))
+                    } else if x.is_infinite() || x == 0.0 {
+                        <$t>::new((0.0 as $p).copysign(x), <$p>::NAN)
+                    } else {
+                        <$t>::new(<$p>::NAN, <$p>::NAN)
+                    };
+                }
+                // atanh is odd and commutes with conjugation: the first quadrant, then Re
+                // takes x's sign and Im y's (so x > 1 on the real line gets ±π/2 from the
+                // sign of its zero imaginary part).
+                let (ax, ay) = (x.abs(), y.abs());
+                let (re, im) = if ax.is_infinite() || ay.is_infinite() {
+                    (0.0, half_pi)
+                } else if ax.hypot(ay) > 1e8 {
+                    // atanh z = 1/z ± iπ/2 + O(1/z³): Re x/|z|², Im π/2 − y/|z|² (|z|² by
+                    // the larger part, so that it cannot overflow).
+                    if ax >= ay {
+                        let r = ay / ax;
+                        let re = 1.0 / (ax + ay * r);
+                        (re, half_pi - r * re)
+                    } else {
+                        let r = ax / ay;
+                        let q = 1.0 / (ax * r + ay);
+                        (r * q, half_pi - q)
+                    }
+                } else {
+                    // Re = ¼·log1p(4x / ((1 − x)² + y²)), Im = ½·atan2(2y, (1 − x)(1 + x) − y²):
+                    // accurate near 0 and near ±1 (the library's difference of logarithms
+                    // loses a small z's digits).
+                    let d = (1.0 - ax) * (1.0 - ax) + ay * ay;
+                    (
+                        0.25 * (4.0 * ax / d).ln_1p(),
+                        0.5 * (2.0 * ay).atan2((1.0 - ax) * (1.0 + ax) - ay * ay),
+                    )
+                };
+                <$t>::new(re.copysign(x), im.copysign(y))
             }
         }
     )*};
@@ -1134,6 +1307,46 @@ mod tests {
         let q = Complex::div(C::new(1.0, 1.0), C::new(0.0, 0.0));
         assert!(q.re.is_infinite() && q.im.is_infinite());
         assert!(Complex::div(C::new(0.0, 0.0), C::new(0.0, 0.0)).is_nan());
+    }
+
+    #[test]
+    fn complex_inverse_functions_invert_their_functions() {
+        use crate::Complex64 as C;
+        // f(f⁻¹(z)) = z over moduli 1e-6..1e6 and every quadrant (a dense grid).
+        for i in 0..40 {
+            for j in 0..40 {
+                let r = 10f64.powf(-6.0 + 12.0 * f64::from(i) / 39.0);
+                let t = std::f64::consts::TAU * (f64::from(j) + 0.5) / 40.0;
+                let z = C::new(r * t.cos(), r * t.sin());
+                let pairs = [
+                    Complex::sin(Complex::asin(z)),
+                    Complex::cos(Complex::acos(z)),
+                    Complex::tan(Complex::atan(z)),
+                    Complex::sinh(Complex::asinh(z)),
+                    Complex::cosh(Complex::acosh(z)),
+                    Complex::tanh(Complex::atanh(z)),
+                    Complex::sqrt(z) * Complex::sqrt(z),
+                ];
+                for (k, w) in pairs.into_iter().enumerate() {
+                    // cos(acos z) and cosh(acosh z) of a small z evaluate cos near π/2,
+                    // whose rounding is absolute: measured against max(|z|, 1). tan/tanh
+                    // near their poles amplify the rounding of atan/atanh by up to |z|.
+                    let e = (w - z).norm() / if k == 1 || k == 4 { r.max(1.0) } else { r };
+                    let bound = if k == 2 || k == 5 {
+                        1e-16 * r.max(1.0) * 100.0
+                    } else {
+                        1e-13
+                    };
+                    assert!(e < bound, "{k}: {z} -> {w}");
+                }
+            }
+        }
+        // The sign of a zero part picks the side of a branch cut.
+        assert_eq!(Complex::sqrt(C::new(-4.0, -0.0)), C::new(0.0, -2.0));
+        assert!(Complex::atanh(C::new(3.0, 0.0)).im > 1.57);
+        assert!(Complex::atanh(C::new(3.0, -0.0)).im < -1.57);
+        assert!(Complex::asinh(C::new(-0.0, 2.0)).re < 0.0);
+        assert!(!Complex::tan(C::new(1.0, 45.0)).is_nan());
     }
 
     #[test]
