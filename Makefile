@@ -47,11 +47,8 @@ test-python: develop
 # The array API standard's test suite (data-apis/array-api-tests, a checkout with its
 # array-api submodule) against strata.array_api, standard 2024.12; not part of `make test`
 # (it needs that checkout): `make array-api ARRAY_API_TESTS=/path/to/array-api-tests`.
-# The complex dtypes are skipped (the namespace has had them only since the last run of
-# the suite: its xfails predate them) and the linalg and fft extensions disabled; what
-# still fails is python/array_api_xfails.txt, with the causes.
-# Checked with the suite's release 2026.02.26: later commits (from data-apis/array-api-tests
-# PR 430) fail at import when the complex dtypes are skipped.
+# Every dtype, complex included, and the linalg and fft extensions; what still fails is
+# python/array_api_xfails.txt, with the causes. Checked with the suite's release 2026.02.26.
 ARRAY_API_TESTS ?=
 ARRAY_API_MAX_EXAMPLES ?= 100
 array-api: develop
@@ -59,9 +56,8 @@ array-api: develop
 		{ echo "usage: make array-api ARRAY_API_TESTS=/path/to/array-api-tests (with its array-api submodule)"; exit 2; }
 	$(VPY) -m pip install --quiet ndindex pytest-json-report
 	cd "$(ARRAY_API_TESTS)" && ARRAY_API_TESTS_MODULE=strata.array_api ARRAY_API_TESTS_VERSION=2024.12 \
-		ARRAY_API_TESTS_SKIP_DTYPES=complex64,complex128 \
 		$(abspath $(VPY)) -m pytest array_api_tests -q -rfEX -p no:cacheprovider \
-		--max-examples $(ARRAY_API_MAX_EXAMPLES) --disable-extension linalg fft \
+		--max-examples $(ARRAY_API_MAX_EXAMPLES) \
 		--xfails-file $(abspath python/array_api_xfails.txt)
 
 tour:

@@ -673,3 +673,210 @@ def test_complex_dtypes_and_promotion(xp):
     assert xp.linspace(0, 1j, 3, dtype=xp.complex128).dtype == xp.complex128
     assert xp.multiply(x, 1j).tolist() == [-2 + 1j, 3j]
     assert xp.abs(x).dtype == xp.float32
+
+
+# ------------------------------------------------------------- the linalg and fft extensions
+
+LINALG_FUNCTIONS = """
+cholesky cross det diagonal eigh eigvalsh inv matmul matrix_norm matrix_power matrix_rank
+matrix_transpose outer pinv qr slogdet solve svd svdvals tensordot trace vecdot vector_norm
+""".split()
+FFT_FUNCTIONS = """
+fft ifft fftn ifftn rfft irfft rfftn irfftn hfft ihfft fftfreq rfftfreq fftshift ifftshift
+""".split()
+
+
+def test_extension_names(xp):
+    for mod, names in [(xp.linalg, LINALG_FUNCTIONS), (xp.fft, FFT_FUNCTIONS)]:
+        missing = [f for f in names if not callable(getattr(mod, f, None))]
+        assert not missing, missing
+        assert set(names) <= set(mod.__all__)
+    assert "linalg" in xp.__all__ and "fft" in xp.__all__
+
+
+def _crand(shape, npdt, seed):
+    g = RNG(seed)
+    x = g.standard_normal(shape)
+    if np.issubdtype(npdt, np.complexfloating):
+        x = x + 1j * g.standard_normal(shape)
+    return x.astype(npdt)
+
+
+LINALG_DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
+
+
+def _tol(npdt):
+    return dict(rtol=2e-4, atol=2e-4) if npdt in (np.float32, np.complex64) else dict(rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("npdt", LINALG_DTYPES)
+@pytest.mark.parametrize("layout", ["contig", "transposed", "flipped", "numpy_view"])
+def test_linalg_extension(xp, npdt, layout):
+    L = xp.linalg
+    tol = _tol(npdt)
+    a = _crand((2, 4, 4), npdt, 1) + 4 * np.eye(4, dtype=npdt)
+    t = laid_out(a, layout)
+    np.testing.assert_allclose(to_np(L.det(t)), np.linalg.det(a), **tol)
+    np.testing.assert_allclose(to_np(L.inv(t)), np.linalg.inv(a), **tol)
+    sd = L.slogdet(t)
+    ns = np.linalg.slogdet(a)
+    np.testing.assert_allclose(to_np(sd.sign), ns.sign, **tol)
+    np.testing.assert_allclose(to_np(sd.logabsdet), ns.logabsdet, **tol)
+    h = a @ np.conj(np.swapaxes(a, -1, -2))
+    th = laid_out(h, layout)
+    np.testing.assert_allclose(to_np(L.cholesky(th)), np.linalg.cholesky(h), **tol)
+    np.testing.assert_allclose(to_np(L.cholesky(th, upper=True)), np.conj(np.swapaxes(np.linalg.cholesky(h), -1, -2)), **tol)
+    e = L.eigh(th)
+    assert isinstance(e, tuple) and e.eigenvalues is e[0]
+    np.testing.assert_allclose(to_np(e.eigenvalues), np.linalg.eigvalsh(h), rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(to_np(L.eigvalsh(th)), np.linalg.eigvalsh(h), rtol=1e-3, atol=1e-3)
+    m = _crand((3, 5, 3), npdt, 2)
+    tm = laid_out(m, layout)
+    q, r = L.qr(tm)
+    np.testing.assert_allclose(to_np(q) @ to_np(r), m, **tol)
+    assert L.qr(tm, mode="complete").Q.shape == (3, 5, 5)
+    u, s, vh = L.svd(tm, full_matrices=False)
+    np.testing.assert_allclose((to_np(u) * to_np(s)[..., None, :]) @ to_np(vh), m, **tol)
+    np.testing.assert_allclose(to_np(L.svdvals(tm)), np.linalg.svd(m, compute_uv=False), **tol)
+    np.testing.assert_allclose(to_np(L.pinv(tm)), np.linalg.pinv(m), **tol)
+    assert to_np(L.matrix_rank(tm)).tolist() == np.linalg.matrix_rank(m).tolist()
+    # An array rtol broadcast over the batch (one tolerance per matrix).
+    rt = np.array([0.0, 0.5, 2.0])
+    sv = np.linalg.svd(m, compute_uv=False)
+    want = (sv > rt[:, None] * sv.max(-1, keepdims=True)).sum(-1)
+    assert to_np(L.matrix_rank(tm, rtol=xp.asarray(rt))).tolist() == want.tolist()
+    np.testing.assert_allclose(to_np(L.pinv(tm, rtol=xp.asarray(rt))), np.linalg.pinv(m, rtol=rt), **tol)
+    # solve: x2 1-d is a vector, else a stack of matrices broadcast against x1's batch.
+    b = _crand((4, 2), npdt, 3)
+    np.testing.assert_allclose(to_np(L.solve(t, xp.asarray(b))), np.linalg.solve(a, b), **tol)
+    v = _crand((4,), npdt, 4)
+    np.testing.assert_allclose(to_np(L.solve(t, xp.asarray(v))), np.linalg.solve(a, v), **tol)
+    for o in ["fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf]:
+        np.testing.assert_allclose(to_np(L.matrix_norm(tm, ord=o)), np.linalg.norm(m, ord=o, axis=(-2, -1)), **tol)
+    assert L.matrix_norm(tm, keepdims=True).shape == (3, 1, 1)
+    for o in [1, 2, 3, 0, math.inf, -math.inf]:
+        np.testing.assert_allclose(to_np(L.vector_norm(tm, ord=o)), np.linalg.norm(m.ravel(), ord=o), **tol)
+        np.testing.assert_allclose(to_np(L.vector_norm(tm, axis=(0, 2), ord=o)), _vnorm(m, o, (0, 2)), **tol)
+    assert L.vector_norm(tm).dtype == laid_out(m.real.copy(), "contig").dtype
+    np.testing.assert_allclose(to_np(L.trace(tm, offset=-1)), np.trace(m, offset=-1, axis1=-2, axis2=-1), **tol)
+    np.testing.assert_array_equal(to_np(L.diagonal(tm, offset=1)), np.diagonal(m, offset=1, axis1=-2, axis2=-1))
+    np.testing.assert_allclose(to_np(L.vecdot(tm, tm, axis=1)), np.vecdot(m, m, axis=1), **tol)
+    np.testing.assert_allclose(to_np(L.matrix_power(t, 3)), np.linalg.matrix_power(a, 3), **tol)
+    np.testing.assert_allclose(to_np(L.matrix_power(t, -2)), np.linalg.matrix_power(a, -2), rtol=1e-3, atol=1e-3)
+    np.testing.assert_array_equal(to_np(L.matrix_power(t, 0)), np.broadcast_to(np.eye(4), a.shape))
+    x3, y3 = _crand((2, 3), npdt, 5), _crand((3,), npdt, 6)
+    np.testing.assert_allclose(to_np(L.cross(xp.asarray(x3), xp.asarray(y3))), np.cross(x3, y3), **tol)
+    np.testing.assert_allclose(to_np(L.outer(xp.asarray(y3), xp.asarray(y3))), np.outer(y3, y3), **tol)
+
+
+def _vnorm(a, o, axes):
+    x = np.abs(a)
+    if o == math.inf:
+        return x.max(axis=axes)
+    if o == -math.inf:
+        return x.min(axis=axes)
+    if o == 0:
+        return (x != 0).sum(axis=axes).astype(x.dtype)
+    return (x**o).sum(axis=axes) ** (1 / o)
+
+
+def test_linalg_extension_errors(xp):
+    L = xp.linalg
+    with pytest.raises(ValueError, match="cross: the axis -1 must have size 3"):
+        L.cross(xp.ones((2, 4)), xp.ones((2, 4)))
+    with pytest.raises(ValueError, match="cross: axis 0 must be negative"):
+        L.cross(xp.ones((3, 3)), xp.ones((3, 3)), axis=0)
+    with pytest.raises(ValueError, match="outer: x1 and x2 must be 1-d"):
+        L.outer(xp.ones((2, 2)), xp.ones(2))
+    with pytest.raises(ValueError, match="qr: mode must be 'reduced' or 'complete'"):
+        L.qr(xp.ones((2, 2)), mode="r")
+    with pytest.raises(ValueError, match="det: x must have at least two dims"):
+        L.det(xp.ones(3))
+    with pytest.raises(st.ShapeError, match="A must be batches of square matrices, but they are 2 by 3"):
+        L.inv(xp.ones((2, 3)))
+    with pytest.raises(st.ShapeError, match=r"linalg\.matrix_power: A must be batches of square matrices"):
+        L.matrix_power(xp.ones((2, 3)), 2)
+    with pytest.raises(st.LinAlgError, match="singular"):
+        L.solve(xp.zeros((2, 2)), xp.ones(2))
+    # Integer matrices compute in the default floating dtype; integer powers stay integer.
+    assert L.det(xp.asarray([[2, 0], [0, 3]])).dtype == xp.float32
+    assert L.matrix_power(xp.asarray([[1, 1], [1, 0]]), 10).tolist() == [[89, 55], [55, 34]]
+
+
+@pytest.mark.parametrize("npdt", [np.complex64, np.complex128])
+@pytest.mark.parametrize("layout", ["contig", "transposed", "stepped", "numpy_view"])
+def test_fft_extension(xp, npdt, layout):
+    F = xp.fft
+    tol = _tol(npdt)
+    x = _crand((4, 6), npdt, 7)
+    t = laid_out(x, layout)
+    for norm in ["backward", "ortho", "forward"]:
+        got = F.fft(t, norm=norm)
+        assert got.dtype == t.dtype
+        np.testing.assert_allclose(to_np(got), np.fft.fft(x, norm=norm), **tol)
+        np.testing.assert_allclose(to_np(F.ifft(t, n=9, axis=0, norm=norm)), np.fft.ifft(x, n=9, axis=0, norm=norm), **tol)
+        np.testing.assert_allclose(to_np(F.fftn(t, norm=norm)), np.fft.fftn(x, norm=norm), **tol)
+        np.testing.assert_allclose(to_np(F.ifftn(t, s=[-1, 4], axes=[0, 1], norm=norm)), np.fft.ifftn(x, s=[4, 4], axes=[0, 1], norm=norm), **tol)
+        np.testing.assert_allclose(to_np(F.irfft(t, norm=norm)), np.fft.irfft(x, norm=norm), **tol)
+        np.testing.assert_allclose(to_np(F.irfftn(t, s=[-1, -1], axes=[0, 1], norm=norm)), np.fft.irfftn(x, s=[4, 10], axes=[0, 1], norm=norm), **tol)
+        np.testing.assert_allclose(to_np(F.hfft(t, n=7, norm=norm)), np.fft.hfft(x, n=7, norm=norm), **tol)
+    assert F.irfft(t).dtype == laid_out(x.real.copy(), "contig").dtype
+    r = x.real.copy()
+    tr = laid_out(r, layout)
+    np.testing.assert_allclose(to_np(F.rfft(tr, axis=0)), np.fft.rfft(r, axis=0), **tol)
+    np.testing.assert_allclose(to_np(F.rfftn(tr, s=[3, 5], axes=[1, 0])), np.fft.rfftn(r, s=[3, 5], axes=[1, 0]), **tol)
+    np.testing.assert_allclose(to_np(F.ihfft(tr)), np.fft.ihfft(r), **tol)
+    np.testing.assert_array_equal(to_np(F.fftshift(t)), np.fft.fftshift(x))
+    np.testing.assert_array_equal(to_np(F.ifftshift(t, axes=[1])), np.fft.ifftshift(x, axes=[1]))
+    f = F.fftfreq(7, d=0.5)
+    assert f.dtype == xp.float32
+    np.testing.assert_allclose(to_np(f), np.fft.fftfreq(7, d=0.5), rtol=1e-6)
+    np.testing.assert_allclose(to_np(F.rfftfreq(8, dtype=xp.float64)), np.fft.rfftfreq(8))
+    with pytest.raises(ValueError, match="fftn: axes must be given with s"):
+        F.fftn(t, s=[2, 2])
+    with pytest.raises(ValueError, match="fft: norm must be one of"):
+        F.fft(t, norm=None)
+    with pytest.raises(ValueError, match="fftfreq: dtype must be a real floating-point dtype"):
+        F.fftfreq(4, dtype=xp.complex64)
+    with pytest.raises(ValueError, match="fft: n must be positive, got 0"):
+        F.fft(t, n=0)
+
+
+def test_complex_sign_round_and_unique(xp):
+    z = np.array([1 + 2j, 1 + 2j, -1j, 3, 0, 2.5 - 1.5j, 1 + 2j], dtype=np.complex128)
+    t = xp.asarray(z)
+    np.testing.assert_allclose(to_np(xp.sign(t)), np.where(z == 0, 0, z / np.where(z == 0, 1, np.abs(z))))
+    np.testing.assert_array_equal(to_np(xp.round(t)), np.round(z))
+    assert xp.sign(xp.asarray([-2.0, 0.0, 3.0])).tolist() == [-1.0, 0.0, 1.0]
+    vals = np.unique(z)  # NumPy orders complex values by real then imaginary part
+    np.testing.assert_array_equal(to_np(xp.unique_values(t)), vals)
+    u = xp.unique_all(t)
+    np.testing.assert_array_equal(to_np(u.values), vals)
+    np.testing.assert_array_equal(to_np(u.values)[to_np(u.inverse_indices)], z)
+    np.testing.assert_array_equal(z[to_np(u.indices)], vals)
+    assert to_np(u.counts).tolist() == [np.sum(z == v) for v in vals]
+    c = xp.unique_counts(t)
+    assert to_np(c.counts).tolist() == to_np(u.counts).tolist()
+    inv = xp.unique_inverse(xp.reshape(t[:6], (2, 3)))
+    assert inv.inverse_indices.shape == (2, 3)
+
+
+def test_floor_divide_and_remainder_special_cases(xp):
+    """The standard's values where PyTorch's operators differ (the Tensor operators keep
+    PyTorch's): ±inf // finite is an infinity, finite // ±inf of the other sign is -0, and
+    a zero remainder takes x2's sign. Elsewhere Python's floored semantics."""
+    inf = math.inf
+    a = np.array([inf, -inf, inf, -inf, 1.0, -1.0, 1.0, -1.0, 7.5, -7.5, -0.0, 0.0, 6.0])
+    b = np.array([2.0, 2.0, -2.0, -2.0, inf, inf, -inf, -inf, 2.0, 2.0, 3.0, -3.0, -3.0])
+    fd = to_np(xp.floor_divide(xp.asarray(a), xp.asarray(b)))
+    want = np.array([inf, -inf, -inf, inf, 0.0, -0.0, -0.0, 0.0, 3.0, -4.0, -0.0, -0.0, -2.0])
+    np.testing.assert_array_equal(fd, want)
+    assert [math.copysign(1, v) for v in fd[4:8]] == [1, -1, -1, 1]
+    r = to_np(xp.remainder(xp.asarray(a[10:]), xp.asarray(b[10:])))
+    assert [math.copysign(1, v) for v in r] == [1, -1, -1]
+    np.testing.assert_array_equal(to_np(xp.remainder(xp.asarray(a[8:10]), xp.asarray(b[8:10]))), np.remainder(a[8:10], b[8:10]))
+    # Scalars on either side, integers unchanged.
+    assert to_np(xp.floor_divide(inf, xp.asarray([2.0, -2.0]))).tolist() == [inf, -inf]
+    assert to_np(xp.remainder(xp.asarray([-0.0]), 3.0)).tolist() == [0.0]
+    assert xp.floor_divide(xp.asarray([7, -7]), 2).tolist() == [3, -4]
+    assert xp.remainder(xp.asarray([7, -7]), 2).tolist() == [1, 1]

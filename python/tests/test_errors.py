@@ -383,7 +383,7 @@ CASES = [
         st.TensorIndexError,
         r"out of bounds",
     ),
-    ("index_bool_scalar", lambda: t23()[True], st.TensorIndexError, r"boolean scalar"),
+    ("index_mask_shape", lambda: t23()[st.tensor([True, False, True])], st.TensorIndexError, r"The shape of the mask \[3\] at index 0 does not match"),
     (
         "index_same_dim_twice",
         lambda: t23()[[0], [0], [0]],

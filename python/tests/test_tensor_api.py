@@ -1019,10 +1019,28 @@ def test_getitem_zero_step_and_raising_index():
 
 
 @pytest.mark.parametrize(
+    "key",
+    [True, False, (0, True), (True, 1), (Ellipsis, False), (slice(1, None), True, None), (st.tensor(True), [2, 0])],
+)
+def test_zero_dim_boolean_keys_follow_numpy(key):
+    """A Python bool or a 0-d bool tensor is a 0-d mask: a new dim of size 1 (True) or 0
+    (False) where it stands (NumPy's and PyTorch's rule), for reads and writes."""
+    a = np.arange(12).reshape(3, 4)
+    t = st.from_numpy(a.copy())
+    np_key = tuple(k.numpy() if isinstance(k, st.Tensor) else k for k in key) if isinstance(key, tuple) else key
+    want = a[np_key]
+    got = t[key]
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got.numpy(), want)
+    b = a.copy()
+    b[np_key] = -1
+    t[key] = -1
+    np.testing.assert_array_equal(t.numpy(), b)
+
+
+@pytest.mark.parametrize(
     "key, error, text",
     [
-        (True, st.TensorIndexError, "boolean scalar indices are not supported"),
-        ((0, True), st.TensorIndexError, "boolean scalar indices are not supported"),
         (1.0, st.TensorIndexError, "valid indices (got float)"),
         ("a", st.TensorIndexError, "valid indices (got str)"),
         ((slice(0.5, None),), st.DTypeError, "slice indices must be integers or None"),

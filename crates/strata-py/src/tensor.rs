@@ -285,12 +285,9 @@ fn parse_entry(obj: &Bound<'_, PyAny>) -> PyResult<TensorIndex> {
     if let Ok(s) = obj.cast::<PySlice>() {
         return slice_index(s);
     }
-    if obj.is_instance_of::<pyo3::types::PyBool>() {
-        return Err(err(
-            ErrorKind::Index,
-            "index",
-            "boolean scalar indices are not supported; use a boolean tensor",
-        ));
+    if let Ok(b) = obj.cast::<pyo3::types::PyBool>() {
+        // A 0-d mask, as NumPy and PyTorch read it: a new dim of size 1 (True) or 0.
+        return Ok(TensorIndex::tensor(Tensor::scalar(b.is_true())));
     }
     if let Ok(t) = obj.cast::<PyTensor>() {
         // The core checks the dtype and reads a 0-d integer tensor as an int.

@@ -716,8 +716,6 @@ fn error_texts() {
         e.contains("tensors used as indices must be long, int, byte or bool tensors"),
         "{e}"
     );
-    let e = err_text(x.index(&[TensorIndex::tensor(Tensor::scalar(true))]));
-    assert!(e.contains("0-d boolean masks are not supported"), "{e}");
     let e = err_text(x.index(&[ints(&[0]), ints(&[0]), ints(&[0])]));
     assert!(
         e.contains("too many indices for tensor of dimension 2"),
@@ -800,4 +798,57 @@ fn huge_expanded_masks_and_indices_are_resource_errors() {
     let i = Tensor::scalar(0i64).expand(&[HUGE]).unwrap();
     let e = x.index(&[i.into()]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Resource, "{e}");
+}
+
+#[test]
+fn zero_dim_boolean_masks_add_a_dim_of_one_or_zero() {
+    // NumPy's and PyTorch's rule: x[True] is x[None], x[False] is x[None][:0].
+    let x = Tensor::from_vec((0..6).map(|v| v as f32).collect::<Vec<_>>(), &[2, 3]).unwrap();
+    let t = TensorIndex::tensor(Tensor::scalar(true));
+    let f = TensorIndex::tensor(Tensor::scalar(false));
+    let y = x.index(std::slice::from_ref(&t)).unwrap();
+    assert_eq!(y.shape(), &[1, 2, 3]);
+    assert_eq!(y.to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
+    assert_eq!(
+        x.index(std::slice::from_ref(&f)).unwrap().shape(),
+        &[0, 2, 3]
+    );
+    // After an int, and beside an integer index tensor (broadcast with it).
+    let y = x.index(&[TensorIndex::Int(1), t.clone()]).unwrap();
+    assert_eq!(
+        (y.shape(), y.to_vec::<f32>().unwrap()),
+        (&[1usize, 3][..], vec![3.0, 4.0, 5.0])
+    );
+    let y = x.index(&[ints(&[1, 0]), t.clone()]).unwrap();
+    let want = vec![3.0, 4.0, 5.0, 0.0, 1.0, 2.0];
+    assert_eq!(
+        (y.shape(), y.to_vec::<f32>().unwrap()),
+        (&[2usize, 3][..], want)
+    );
+    // A false mask is a length-0 index: it does not broadcast with two indices.
+    assert!(x.index(&[ints(&[1, 0]), f.clone()]).is_err());
+    assert_eq!(
+        x.index(&[TensorIndex::Ellipsis, t.clone()])
+            .unwrap()
+            .shape(),
+        &[2, 3, 1]
+    );
+    // A 0-d tensor of one element.
+    let s = Tensor::scalar(7.0f64);
+    assert_eq!(
+        s.index(std::slice::from_ref(&t))
+            .unwrap()
+            .to_vec::<f64>()
+            .unwrap(),
+        vec![7.0]
+    );
+    // Writes: all of x, or nothing.
+    let z = x.contiguous().unwrap();
+    z.index_put_(std::slice::from_ref(&t), &Tensor::scalar(9.0f32))
+        .unwrap();
+    assert!(z.to_vec::<f32>().unwrap().iter().all(|&v| v == 9.0));
+    let z = x.contiguous().unwrap();
+    z.index_put_(std::slice::from_ref(&f), &Tensor::scalar(9.0f32))
+        .unwrap();
+    assert_eq!(z.to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
 }

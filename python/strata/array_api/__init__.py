@@ -10,9 +10,8 @@ is unchanged.
     >>> xp.sum(x, axis=0)
     tensor([4., 6.])
 
-What is missing: the ``linalg`` and ``fft`` extensions, and complex special-case values
-beyond those of the core's complex math (the consortium's suite has not been run against
-the complex dtypes yet); ``Tensor.size`` is PyTorch's method, not the standard's
+The ``linalg`` and ``fft`` extensions are the submodules ``strata.array_api.linalg`` and
+``strata.array_api.fft``. ``Tensor.size`` is PyTorch's method, not the standard's
 attribute. Extra dtypes: ``float16`` and ``bfloat16`` (kind "real floating"). Defaults:
 float32 (real floating), complex64 (complex floating), int64 (integral and indexing),
 device ``"cpu"``.
@@ -22,7 +21,7 @@ from __future__ import annotations
 
 import math as _math
 
-from . import _creation, _elementwise, _functions
+from . import _creation, _elementwise, _functions, fft, linalg
 from ._creation import *  # noqa: F403
 from ._dtypes import (
     bfloat16,
@@ -62,6 +61,7 @@ newaxis = None
 __all__ = [
     "__array_api_version__",
     "__array_namespace_info__",
+    "fft", "linalg",
     "e", "inf", "nan", "newaxis", "pi",
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float32", "float64", "complex64", "complex128", "float16", "bfloat16",

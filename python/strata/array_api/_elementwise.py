@@ -71,24 +71,24 @@ _UNARY = {
     "cosh": "cosh", "exp": "exp", "expm1": "expm1", "isfinite": "isfinite", "isinf": "isinf",
     "isnan": "isnan", "log": "log", "log1p": "log1p", "log2": "log2", "log10": "log10",
     "logical_not": "logical_not", "negative": "neg", "positive": "positive",
-    "reciprocal": "reciprocal", "sign": "sign", "signbit": "signbit", "sin": "sin",
+    "reciprocal": "reciprocal", "signbit": "signbit", "sin": "sin",
     "sinh": "sinh", "square": "square", "sqrt": "sqrt", "tan": "tan", "tanh": "tanh",
-    "ceil": "ceil", "floor": "floor", "round": "round", "trunc": "trunc",
+    "ceil": "ceil", "floor": "floor", "trunc": "trunc",
 }
 
 _BINARY = {
     "add": "add", "atan2": "atan2", "bitwise_and": "bitwise_and",
     "bitwise_left_shift": "bitwise_left_shift", "bitwise_or": "bitwise_or",
     "bitwise_right_shift": "bitwise_right_shift", "bitwise_xor": "bitwise_xor",
-    "copysign": "copysign", "divide": "div", "equal": "eq", "floor_divide": "floor_divide",
+    "copysign": "copysign", "divide": "div", "equal": "eq",
     "greater": "gt", "greater_equal": "ge", "hypot": "hypot", "less": "lt", "less_equal": "le",
     "logaddexp": "logaddexp", "logical_and": "logical_and", "logical_or": "logical_or",
     "logical_xor": "logical_xor", "maximum": "maximum", "minimum": "minimum",
     "multiply": "mul", "nextafter": "nextafter", "not_equal": "ne", "pow": "pow",
-    "remainder": "remainder", "subtract": "sub",
+    "subtract": "sub",
 }
 
-__all__ = [*_UNARY, *_BINARY, "clip"]
+__all__ = [*_UNARY, *_BINARY, "clip", "sign", "round", "floor_divide", "remainder"]
 
 for _std, _name in _UNARY.items():
     globals()[_std] = _unary(_std, _name)
@@ -105,6 +105,60 @@ def clip(x, /, min=None, max=None) -> Tensor:  # noqa: A002
     if min is None and max is None:
         return x.clone()
     return _st.clamp(x, min, max)
+
+
+def _is_float(x) -> builtins.bool:
+    return isinstance(x, Tensor) and _d.isdtype(x.dtype, "real floating")
+
+
+def floor_divide(x1, x2, /) -> Tensor:
+    """``x1 // x2`` (Python's and PyTorch's floor division), with the standard's special
+    cases of infinities, which the Tensor operator does not give (it follows PyTorch):
+    ``±inf // finite`` is an infinity of the quotient's sign (not NaN), and ``finite //
+    ±inf`` of the other sign is ``-0`` (not ``-1``)."""
+    x1, x2 = _operands(x1, x2, "floor_divide")
+    out = _st.floor_divide(x1, x2)
+    if not _is_float(out):
+        return out
+    # Composition: the infinities patched in, only when there are any.
+    a = x1 if isinstance(x1, Tensor) else _st.full((), x1, dtype=out.dtype)
+    b = x2 if isinstance(x2, Tensor) else _st.full((), x2, dtype=out.dtype)
+    inf_a, inf_b = a.isinf(), b.isinf()
+    if not (inf_a.any().item() or inf_b.any().item()):
+        return out
+    fin_a, fin_b = a.isfinite(), b.isfinite()
+    quotient = a / b
+    out = _st.where(inf_a & fin_b & (b != 0), quotient, out)
+    return _st.where(fin_a & inf_b, _st.zeros_like(out).copysign(quotient), out)
+
+
+def remainder(x1, x2, /) -> Tensor:
+    """``x1 % x2`` with the sign of ``x2`` (Python's and PyTorch's floored modulo); a zero
+    result takes ``x2``'s sign too (the standard's ``+0``/``-0`` cases; the Tensor operator
+    keeps ``x1``'s, as PyTorch)."""
+    x1, x2 = _operands(x1, x2, "remainder")
+    out = _st.remainder(x1, x2)
+    if not _is_float(out):
+        return out
+    b = x2 if isinstance(x2, Tensor) else _st.full((), x2, dtype=out.dtype)
+    return _st.where(out == 0, _st.zeros_like(out).copysign(b), out)
+
+
+def sign(x, /) -> Tensor:
+    """-1, 0 or 1 for real values; ``x / |x|`` (0 at 0) for complex ones (strata's ``sgn``;
+    its ``sign`` refuses complex input, as PyTorch's)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"sign: expected an array, got {type(x).__name__}")
+    return x.sgn() if x.is_complex() else x.sign()
+
+
+def round(x, /) -> Tensor:  # noqa: A001
+    """Rounds half to even; a complex value's parts are rounded separately."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"round: expected an array, got {type(x).__name__}")
+    if x.is_complex():
+        return _st.complex(x.real.round(), x.imag.round())
+    return x.round()
 
 
 def conj(x, /) -> Tensor:

@@ -187,8 +187,8 @@ def vecdot(x1, x2, /, *, axis=-1) -> Tensor:
     axis = _axis(axis, len(shape), "vecdot") - len(shape)  # counted from the end
     if axis < -builtins.min(x1.ndim, x2.ndim) or x1.shape[axis] != x2.shape[axis]:
         raise ValueError("vecdot: x1 and x2 must both have axis, of one size")
-    # Composition: sum(x1 * x2, axis) (no fused kernel).
-    out = (x1 * x2).sum(axis)
+    # Composition: sum(conj(x1) * x2, axis) (no fused kernel).
+    out = (x1.conj() * x2).sum(axis)
     return out if out.dtype == dt else out.to(dt)
 
 
@@ -369,12 +369,25 @@ class UniqueInverseResult(NamedTuple):
     inverse_indices: Tensor
 
 
+def _unique(flat, **kw):
+    """``flat.unique(sorted=True, **kw)``; a complex array (which strata cannot sort) as
+    the unique rows of its ``(re, im)`` pairs, ordered by real then imaginary part as
+    NumPy orders complex values."""
+    if not flat.is_complex():
+        return flat.unique(sorted=True, **kw)
+    # Composition: unique rows of the real pairs, back to complex.
+    out = flat.view_as_real().unique(sorted=True, dim=0, **kw)
+    if not isinstance(out, tuple):
+        return out.contiguous().view_as_complex()
+    return (out[0].contiguous().view_as_complex(), *out[1:])
+
+
 def unique_all(x, /) -> UniqueAllResult:
     """The distinct values (each NaN distinct), the first index of each in the flattened
     ``x``, the inverse (``x``'s shape) and the counts."""
     _check_array(x, "unique_all")
     flat = x.reshape(-1)
-    values, inverse, counts = flat.unique(sorted=True, return_inverse=True, return_counts=True)
+    values, inverse, counts = _unique(flat, return_inverse=True, return_counts=True)
     # Composition: the first occurrence of each value is the first position of its group
     # in a stable sort of the inverse.
     order = inverse.argsort(stable=True)
@@ -385,19 +398,19 @@ def unique_all(x, /) -> UniqueAllResult:
 
 def unique_counts(x, /) -> UniqueCountsResult:
     _check_array(x, "unique_counts")
-    values, counts = x.reshape(-1).unique(sorted=True, return_counts=True)
+    values, counts = _unique(x.reshape(-1), return_counts=True)
     return UniqueCountsResult(values, counts)
 
 
 def unique_inverse(x, /) -> UniqueInverseResult:
     _check_array(x, "unique_inverse")
-    values, inverse = x.reshape(-1).unique(sorted=True, return_inverse=True)
+    values, inverse = _unique(x.reshape(-1), return_inverse=True)
     return UniqueInverseResult(values, inverse.reshape(x.shape))
 
 
 def unique_values(x, /) -> Tensor:
     _check_array(x, "unique_values")
-    return x.reshape(-1).unique(sorted=True)
+    return _unique(x.reshape(-1))
 
 
 # ------------------------------------------------------------------------------- sorting

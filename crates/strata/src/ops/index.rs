@@ -107,7 +107,16 @@ fn resolve(op: &'static str, t: &Tensor, key: &[TensorIndex]) -> Result<Resolved
         match x.dtype() {
             DType::Bool => {
                 if x.ndim() == 0 {
-                    return Err(Error::index(op, "0-d boolean masks are not supported"));
+                    // NumPy's and PyTorch's rule: a new dim of size 1, indexed by the
+                    // one-element mask [x] (so kept when true, emptied when false).
+                    adv.push(Advanced {
+                        pos: basic.len(),
+                        dim: 0,
+                        ndims: 1,
+                        kind: Kind::Mask(x.reshape(&[1])?),
+                    });
+                    basic.push(TensorIndex::NewAxis);
+                    continue;
                 }
                 adv.push(Advanced {
                     pos: basic.len(),
