@@ -579,7 +579,9 @@ def _same(got, want):
         ("tanh", complex(1.0, math.nan), complex(math.nan, math.nan)),
         ("tanh", complex(math.nan, 0.0), complex(math.nan, 0.0)),
         ("tanh", complex(math.inf, 1.0), complex(1.0, 0.0)),
-        ("tanh", complex(-math.inf, 2.0), complex(-1.0, -0.0)),
+        ("tanh", complex(-math.inf, 2.0), complex(-1.0, 0.0)),
+        ("tanh", complex(math.inf, -2.0), complex(1.0, -0.0)),
+        ("tanh", complex(math.inf, math.nan), complex(1.0, 0.0)),
     ],
 )
 def test_branch_cuts_and_special_values_follow_c99(name, z, want):

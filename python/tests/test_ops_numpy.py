@@ -24,6 +24,7 @@ from _strata_helpers import (
     CORE,
     FLOATS,
     INTS,
+    NP2ST,
     ST2NP,
     UNSIGNED_WIDE,
     assert_values,
@@ -92,7 +93,9 @@ PROMOTE = _parse_table(_PROMOTE_TABLE)
 
 
 def promote(a, b):
-    """torch.promote_types; None where PyTorch refuses (uint16/32/64 with an integer)."""
+    """torch.promote_types, with NumPy's answer where PyTorch refuses (uint16/32/64 with
+    another integer dtype); None where no integer dtype holds both (uint64 with a signed
+    one)."""
     if a == b:
         return a
     if a in UNSIGNED_WIDE or b in UNSIGNED_WIDE:
@@ -100,7 +103,13 @@ def promote(a, b):
             return a
         if is_float(b):
             return b
-        return None
+        if a == st.bool:
+            return b
+        if b == st.bool:
+            return a
+        if st.uint64 in (a, b) and any(d in (st.int8, st.int16, st.int32, st.int64) for d in (a, b)):
+            return None
+        return NP2ST[np.promote_types(ST2NP[a], ST2NP[b])]
     return PROMOTE[(a, b)]
 
 
@@ -282,11 +291,22 @@ def test_promote_tensor_with_python_scalar(dt, scalar):
 
 
 @pytest.mark.parametrize("wide", UNSIGNED_WIDE)
-@pytest.mark.parametrize("other", [st.uint8, st.int8, st.int16, st.int32, st.int64])
-def test_wide_unsigned_promotion_with_integers_is_refused(wide, other):
-    for x, y in ((wide, other), (other, wide)):
-        with pytest.raises(st.DTypeError, match="uint16, uint32, uint64"):
-            st.ones(2, dtype=x) + st.ones(2, dtype=y)
+@pytest.mark.parametrize("other", [st.uint8, st.int8, st.int16, st.int32, st.int64, *UNSIGNED_WIDE])
+def test_wide_unsigned_promotion_with_integers_follows_numpy(wide, other):
+    """PyTorch refuses these pairs; strata gives NumPy's (and the array API standard's)
+    dtype where an integer dtype holds both, and PyTorch's error for uint64 with a signed
+    dtype."""
+    a = np.array([3, 200], dtype=ST2NP[wide])
+    b = np.array([2, 100], dtype=ST2NP[other])
+    for x, y in ((a, b), (b, a)):
+        if wide == st.uint64 and other in (st.int8, st.int16, st.int32, st.int64):
+            with pytest.raises(st.DTypeError, match="uint16, uint32, uint64"):
+                st.from_numpy(x) + st.from_numpy(y)
+            continue
+        got = st.from_numpy(x) + st.from_numpy(y)
+        want = x + y
+        assert got.dtype == NP2ST[want.dtype]
+        np.testing.assert_array_equal(got.numpy(), want)
 
 
 # --------------------------------------------------------------------------------------
@@ -1507,3 +1527,26 @@ def test_binary_with_unsupported_operand_type_raises_type_error():
             t + bad
         with pytest.raises(TypeError):
             bad * t
+
+
+@pytest.mark.parametrize("name,ref", [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)])
+def test_comparisons_of_a_0d_tensor_with_another_dtype_are_exact(name, ref):
+    """A comparison computes in both operands' promoted dtype, so the values compare
+    exactly (NumPy's answer): PyTorch computes in its category rule's dtype, where a 0-d
+    tensor does not widen an N-d one, so int32(-1) >= uint8[0] wrapped -1 to 255 and a
+    float64 0-d 0.1 was rounded to float32 first. Python scalars stay weak."""
+    pairs = [
+        (np.array(-1, np.int32), np.array([0, 255], np.uint8)),
+        (np.array(256, np.uint32), np.array([0], np.uint8)),
+        (np.array(128, np.int16), np.array([0, 127], np.int8)),
+        (np.array(0.1, np.float64), np.array([0.1, 0.2], np.float32)),
+        (np.array(2**60 + 1, np.int64), np.array([2.0**60], np.float32)),
+    ]
+    for x, y in pairs:
+        for p, q in ((x, y), (y, x)):
+            got = getattr(st.from_numpy(p), name)(st.from_numpy(q))
+            assert got.dtype == st.bool
+            np.testing.assert_array_equal(got.numpy(), ref(p, q), err_msg=f"{p!r} {q!r}")
+    # Same dtypes and Python scalars: unchanged.
+    assert (st.tensor([1, 2], dtype=st.uint8) > st.tensor(1, dtype=st.uint8)).tolist() == [False, True]
+    assert (st.tensor([0.1], dtype=st.float32) == 0.1).tolist() == [True]

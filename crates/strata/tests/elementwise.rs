@@ -626,10 +626,14 @@ fn bin_reference(op: &BinOp, a: &Arg, b: &Arg, shape: &[usize]) -> Option<(DType
     if op.name == "sub" && (a.is_bool() || b.is_bool()) {
         return None;
     }
-    let cdt = if op.out == Out::Float {
-        float_of(common)
-    } else {
-        common
+    let cdt = match (a, b) {
+        _ if op.out == Out::Float => float_of(common),
+        // Comparisons and logical ops of two tensors compute in both dtypes promoted, so
+        // values compare exactly (PyTorch's 0-d rule would wrap or round one of them).
+        (Arg::T(x), Arg::T(y)) if op.out == Out::Bool && x.dtype() != y.dtype() => {
+            promote(x.dtype(), y.dtype())
+        }
+        _ => common,
     };
     let odt = if op.out == Out::Bool { Bool } else { cdt };
     let valid = match cdt {

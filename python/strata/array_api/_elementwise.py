@@ -25,9 +25,10 @@ def _check_operand(x, fn) -> None:
 
 def _operands(x1, x2, fn):
     """Both operands, cast to the standard's result dtype where strata's promotion differs
-    from it: a uint16/uint32/uint64 mixed with another integer dtype (strata refuses), and
-    a 0-d array mixed with an array of another dtype (strata, as PyTorch, lets a 0-d array
-    of the same kind not widen the result). Casting a 0-d operand costs one element."""
+    from it: uint64 mixed with a signed integer dtype (strata refuses, as PyTorch; the
+    standard leaves it to the library), and a 0-d array mixed with an array of another
+    dtype (strata, as PyTorch, lets a 0-d array of the same kind not widen the result).
+    Casting a 0-d operand costs one element."""
     _check_operand(x1, fn)
     _check_operand(x2, fn)
     if isinstance(x1, Tensor) and isinstance(x2, Tensor):

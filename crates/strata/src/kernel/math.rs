@@ -870,8 +870,9 @@ macro_rules! complex_impl {
                     // e^z − 1 = expm1(x)·cos y − 2 sin²(y/2) + i·eˣ sin y (no cancellation).
                     let (x, y) = (self.re, self.im);
                     let h = (y * 0.5).sin();
+                    // (+ 0: e^x·cos y − 1 at z = −0 + 0i is +0, not the −0 of expm1(−0).)
                     <$t>::new(
-                        x.exp_m1() * y.cos() - 2.0 * h * h,
+                        x.exp_m1() * y.cos() - 2.0 * h * h + 0.0,
                         x.exp() * y.sin(),
                     )
                 } else {
@@ -1010,8 +1011,13 @@ macro_rules! complex_impl {
                 // For large |Re z|, tanh → ±1 + 0i·sign (the library's formula overflows).
                 if self.re.abs() > 20.0 {
                     let s = self.re.signum();
+                    if x.is_infinite() {
+                        // ±1 + i·0 with y's sign (the array API's value; C99 leaves the
+                        // zero's sign as sin 2y's).
+                        return <$t>::new(s, (0.0 as $p).copysign(y));
+                    }
                     let im = 4.0 * (2.0 * self.im).sin() * (-2.0 * self.re.abs()).exp();
-                    return <$t>::new(s, if self.im.is_finite() { im } else { 0.0 });
+                    return <$t>::new(s, im);
                 }
                 if x.is_nan() {
                     return <$t>::new(<$p>::NAN, <$p>::NAN);

@@ -35,7 +35,34 @@ operand_from_scalar!(bool, i32, i64, f32, f64, Scalar);
 
 const UNSIGNED_WIDE: [DType; 3] = [DType::U16, DType::U32, DType::U64];
 
-/// PyTorch's `promote_types` for two dtypes.
+/// Two integer dtypes, one of them uint16/uint32/uint64, which PyTorch refuses to promote:
+/// NumPy's (and the array API standard's) answer where an integer dtype holds both — the
+/// wider unsigned one for two unsigned, else the signed dtype of at least twice the
+/// unsigned one's width (uint16 with int8 is int32, uint32 with int64 is int64) — and
+/// PyTorch's error where none does (uint64 with a signed dtype).
+fn wide_unsigned(a: DType, b: DType) -> Result<DType> {
+    let unsigned = |d: DType| matches!(d, DType::U8 | DType::U16 | DType::U32 | DType::U64);
+    if unsigned(a) && unsigned(b) {
+        return Ok(if a.itemsize() >= b.itemsize() { a } else { b });
+    }
+    let (u, s) = if unsigned(a) { (a, b) } else { (b, a) };
+    match (2 * u.itemsize()).max(s.itemsize()) {
+        2 => Ok(DType::I16),
+        4 => Ok(DType::I32),
+        8 => Ok(DType::I64),
+        _ => Err(Error::dtype(
+            "promote_types",
+            format!(
+                "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote {} and {}",
+                a.legacy_name(),
+                b.legacy_name()
+            ),
+        )),
+    }
+}
+
+/// PyTorch's `promote_types` for two dtypes (with NumPy's answer for the wide unsigned
+/// integers mixed with other integers, which PyTorch refuses).
 pub fn promote_types(a: DType, b: DType) -> Result<DType> {
     use DType::*;
     if a == b {
@@ -74,14 +101,7 @@ pub fn promote_types(a: DType, b: DType) -> Result<DType> {
         (_, DTypeKind::Float) => Ok(b),
         _ => {
             if UNSIGNED_WIDE.contains(&a) || UNSIGNED_WIDE.contains(&b) {
-                return Err(Error::dtype(
-                    "promote_types",
-                    format!(
-                        "Promotion for uint16, uint32, uint64 types is not supported, attempted to promote {} and {}",
-                        a.legacy_name(),
-                        b.legacy_name()
-                    ),
-                ));
+                return wide_unsigned(a, b);
             }
             // u8 with a signed type: the signed type of twice u8's width or wider.
             let signed = |x: DType| match x {

@@ -292,8 +292,24 @@ fn binary_dtypes(
         BinaryRule::Float => (float_of(common), float_of(common)),
         BinaryRule::FloatOnly if !common.is_float() => return Err(not_implemented(op, common)),
         BinaryRule::FloatOnly => (common, common),
-        BinaryRule::Compare => (common, DType::Bool),
+        BinaryRule::Compare => (compare_dtype(common, a, b), DType::Bool),
     })
+}
+
+/// The dtype a comparison of two tensors computes in: both dtypes promoted, so that the
+/// values are compared exactly. PyTorch computes in the result dtype of its category rule,
+/// where a 0-d tensor does not widen an N-d one of the same kind: `int32(-1) >= uint8[0]`
+/// wrapped the -1 to 255 there, and a float64 0-d value was rounded to float32 first. The
+/// result is bool either way; only those comparisons change (to NumPy's and the array API
+/// standard's answers). A Python scalar stays weak, and a pair without a common dtype
+/// (uint64 with a signed one) keeps PyTorch's.
+fn compare_dtype(common: DType, a: &Operand<'_>, b: &Operand<'_>) -> DType {
+    match (a, b) {
+        (Operand::Tensor(x), Operand::Tensor(y)) if x.dtype() != y.dtype() => {
+            crate::kernel::plan::promote_types(x.dtype(), y.dtype()).unwrap_or(common)
+        }
+        _ => common,
+    }
 }
 
 /// Runs binary op `kind` on `a` and `b` into `dest`.
