@@ -438,7 +438,11 @@ fn run_typed<T: Elem>(
     let count = a_offs.len();
     let b = ins.get(1).map(|t| (In::<T>::of(t), matrix_offsets(t)));
     let o: Vec<Out<T>> = outs.iter().map(|t| Out::of(t, count)).collect();
-    let flops = m.saturating_mul(n).saturating_mul(k.max(1));
+    // A complex multiply-add is four real ones: the thresholds below count real flops.
+    let flops = m
+        .saturating_mul(n)
+        .saturating_mul(k.max(1))
+        .saturating_mul(if T::IS_REAL { 1 } else { 4 });
 
     // Scratch sizes for one matrix under `par`.
     let scratch = |par: Par| -> Result<Scratch<T>> {
