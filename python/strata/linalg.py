@@ -219,7 +219,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     from . import Tensor as _Tensor
     from . import eye
 
-    if not isinstance(_Tensor, type) or not isinstance(A, _Tensor):
+    if not isinstance(A, _Tensor):
         raise TypeError(f"linalg.matrix_power: expected a Tensor, got {type(A).__name__}")
     n = n.__index__()
     if A.ndim < 2:
@@ -231,10 +231,9 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
         )
     if n == 0:
         return eye(rows, dtype=A.dtype).expand(A.shape).contiguous()
-    if n < 0:
-        A, n = inv(A), -n
+    base = inv(A) if n < 0 else A
+    n = abs(n)
     result = None
-    base = A
     while True:
         if n & 1:
             result = base if result is None else result @ base
@@ -242,7 +241,8 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
         if not n:
             break
         base = base @ base
-    return result if result is not A else A.clone()
+    # A power of 1 is a new tensor, never the caller's.
+    return result.clone() if result is A else result
 
 
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:

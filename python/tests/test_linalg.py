@@ -472,3 +472,29 @@ def test_svd_and_eigh_of_matrices_far_from_one(dt, magnitude):
     full = np.full((3, 5), fi.max / 4, dtype=part)
     s3 = to_np(sla.svdvals(tensor_of(full)))
     assert np.isfinite(s3[0]) or magnitude == "tiny"
+
+
+def test_matrix_power_cross_diagonal_matmul_and_broadcasting():
+    a = well_conditioned((2,), 3, np.float64, 21)
+    t = tensor_of(a)
+    for k in [0, 1, 2, 5, -1, -2]:
+        close(sla.matrix_power(t, k), np.linalg.matrix_power(a, k), np.float64, 100)
+    assert sla.matrix_power(t, 1).data_ptr() != t.data_ptr()
+    fib = sla.matrix_power(st.tensor([[1, 1], [1, 0]]), 10)
+    assert fib.dtype == st.int64 and fib.tolist() == [[89, 55], [55, 34]]
+    with pytest.raises(st.ShapeError, match=r"linalg\.matrix_power: A must be batches of square matrices, but they are 2 by 3 matrices"):
+        sla.matrix_power(st.zeros(2, 3), 2)
+    with pytest.raises(st.ShapeError, match="at least 2 dimensions"):
+        sla.matrix_power(st.zeros(3), 2)
+    x, y = rand((4, 3), np.float64, 22), rand((3,), np.float64, 23)
+    close(sla.cross(tensor_of(x), tensor_of(y)), np.cross(x, y), np.float64)
+    close(sla.cross(tensor_of(x.T.copy()), tensor_of(y[:, None]), dim=0), np.cross(x.T, y[:, None], axis=0), np.float64)
+    np.testing.assert_array_equal(to_np(sla.diagonal(t, offset=1)), np.diagonal(a, 1, -2, -1))
+    close(sla.matmul(t, t), a @ a, np.float64)
+    assert st.broadcast_shapes((2, 1), (3,), 1) == (2, 3)
+    p, q = st.broadcast_tensors(st.zeros(2, 1), st.ones(3))
+    assert p.shape == q.shape == (2, 3) and p.stride() == (1, 0)
+    with pytest.raises(st.ShapeError, match="Mismatch is between arg 0 and arg 1"):
+        st.broadcast_shapes((2,), (3,))
+    with pytest.raises(st.ShapeError, match="negative dimension -1"):
+        st.broadcast_shapes((2, -1))
