@@ -72,8 +72,8 @@ def _cast(t: Any, dtype: dtype | None) -> Any:
 
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
-    """The Cholesky factor ``L`` (``A = L @ L.mT``, read from ``A``'s lower triangle), or
-    with ``upper=True`` ``U = L.mT`` (``A = U.mT @ U``, from the upper triangle)."""
+    """The Cholesky factor ``L`` (``A = L @ L.mH``, read from ``A``'s lower triangle), or
+    with ``upper=True`` ``U = L.mH`` (``A = U.mH @ U``, from the upper triangle)."""
     return _strata._linalg_cholesky(A, upper)
 
 

@@ -55,7 +55,7 @@ def _matrices(x, fn: str) -> None:
         raise ValueError(f"{fn}: x must have at least two dims, got shape {tuple(x.shape)}")
 
 
-def _floating(x, fn: str):
+def _floating(x):
     """``x`` itself when floating-point or complex; integers and booleans are cast to the
     default floating dtype (the standard leaves them unspecified; NumPy does the same)."""
     if _d.isdtype(x.dtype, ("real floating", "complex floating")):
@@ -65,7 +65,7 @@ def _floating(x, fn: str):
 
 def cholesky(x, /, *, upper=False) -> Tensor:
     _matrices(x, "cholesky")
-    return _st.linalg.cholesky(_floating(x, "cholesky"), upper=upper)
+    return _st.linalg.cholesky(_floating(x), upper=upper)
 
 
 def cross(x1, x2, /, *, axis=-1) -> Tensor:
@@ -93,7 +93,7 @@ def cross(x1, x2, /, *, axis=-1) -> Tensor:
 
 def det(x, /) -> Tensor:
     _matrices(x, "det")
-    return _st.linalg.det(_floating(x, "det"))
+    return _st.linalg.det(_floating(x))
 
 
 def diagonal(x, /, *, offset=0) -> Tensor:
@@ -104,22 +104,22 @@ def diagonal(x, /, *, offset=0) -> Tensor:
 
 def eigh(x, /) -> EighResult:
     _matrices(x, "eigh")
-    return EighResult(*_st.linalg.eigh(_floating(x, "eigh")))
+    return EighResult(*_st.linalg.eigh(_floating(x)))
 
 
 def eigvalsh(x, /) -> Tensor:
     _matrices(x, "eigvalsh")
-    return _st.linalg.eigvalsh(_floating(x, "eigvalsh"))
+    return _st.linalg.eigvalsh(_floating(x))
 
 
 def inv(x, /) -> Tensor:
     _matrices(x, "inv")
-    return _st.linalg.inv(_floating(x, "inv"))
+    return _st.linalg.inv(_floating(x))
 
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro") -> Tensor:
     _matrices(x, "matrix_norm")
-    return _st.linalg.matrix_norm(_floating(x, "matrix_norm"), ord, (-2, -1), keepdims)
+    return _st.linalg.matrix_norm(_floating(x), ord, (-2, -1), keepdims)
 
 
 def matrix_power(x, n, /) -> Tensor:
@@ -141,7 +141,7 @@ def _kept(s, rtol, m, n):
 
 def matrix_rank(x, /, *, rtol=None) -> Tensor:
     _matrices(x, "matrix_rank")
-    x = _floating(x, "matrix_rank")
+    x = _floating(x)
     m, n = x.shape[-2:]
     if not isinstance(rtol, Tensor):
         return _st.linalg.matrix_rank(x, rtol=rtol)
@@ -164,7 +164,7 @@ def outer(x1, x2, /) -> Tensor:
 
 def pinv(x, /, *, rtol=None) -> Tensor:
     _matrices(x, "pinv")
-    x = _floating(x, "pinv")
+    x = _floating(x)
     m, n = x.shape[-2:]
     if not isinstance(rtol, Tensor) or builtins.min(m, n) == 0:
         return _st.linalg.pinv(x, rtol=None if isinstance(rtol, Tensor) else rtol)
@@ -178,12 +178,12 @@ def qr(x, /, *, mode="reduced") -> QRResult:
     _matrices(x, "qr")
     if mode not in ("reduced", "complete"):
         raise ValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
-    return QRResult(*_st.linalg.qr(_floating(x, "qr"), mode=mode))
+    return QRResult(*_st.linalg.qr(_floating(x), mode=mode))
 
 
 def slogdet(x, /) -> SlogdetResult:
     _matrices(x, "slogdet")
-    return SlogdetResult(*_st.linalg.slogdet(_floating(x, "slogdet")))
+    return SlogdetResult(*_st.linalg.slogdet(_floating(x)))
 
 
 def solve(x1, x2, /) -> Tensor:
@@ -195,7 +195,7 @@ def solve(x1, x2, /) -> Tensor:
     if x1.dtype != x2.dtype:
         dt = _d.result_type(x1, x2)
         x1, x2 = x1.to(dt), x2.to(dt)
-    x1, x2 = _floating(x1, "solve"), _floating(x2, "solve")
+    x1, x2 = _floating(x1), _floating(x2)
     if x2.ndim >= 2 and x2.ndim + 1 == x1.ndim:
         # A leading batch dim of 1 keeps x2 a stack of matrices under PyTorch's rule.
         return _st.linalg.solve(x1, x2[None])
@@ -204,12 +204,12 @@ def solve(x1, x2, /) -> Tensor:
 
 def svd(x, /, *, full_matrices=True) -> SVDResult:
     _matrices(x, "svd")
-    return SVDResult(*_st.linalg.svd(_floating(x, "svd"), full_matrices=full_matrices))
+    return SVDResult(*_st.linalg.svd(_floating(x), full_matrices=full_matrices))
 
 
 def svdvals(x, /) -> Tensor:
     _matrices(x, "svdvals")
-    return _st.linalg.svdvals(_floating(x, "svdvals"))
+    return _st.linalg.svdvals(_floating(x))
 
 
 def trace(x, /, *, offset=0, dtype=None) -> Tensor:
@@ -225,7 +225,7 @@ def trace(x, /, *, offset=0, dtype=None) -> Tensor:
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2) -> Tensor:
     _check_array(x, "vector_norm")
-    x = _floating(x, "vector_norm")
+    x = _floating(x)
     if isinstance(axis, (tuple, list)) and len(axis) == 0:
         # Over no axis: the norm of each element alone, |x| (or x != 0 for ord 0).
         return (x != 0).to(x.real.dtype) if ord == 0 else x.abs()

@@ -49,7 +49,7 @@ pub(crate) enum SvdOut {
 /// One factorisation per matrix, the backend's `linalg` family. Outputs are fresh
 /// row-major tensors with the batch shape in front:
 ///
-/// - `Cholesky`: `[L]`, `n × n` (`upper`: `U = Lᵀ`, from A's upper triangle);
+/// - `Cholesky`: `[L]`, `n × n` (`upper`: `U = Lᴴ`, from A's upper triangle);
 /// - `Inv`: `[A⁻¹]`; `Det`: `[det]` (one value per matrix); `Slogdet`: `[sign, log|det|]`;
 /// - `Solve`: `[X]`, `n × k`, from inputs `A` (`n × n`) and `B` (`n × k`);
 /// - `Qr`: `[Q, R]` or `[R]`; `Eigh`: `[w]` or `[w, V]` (ascending eigenvalues, from the
@@ -278,8 +278,9 @@ fn eps(dtype: DType) -> f64 {
     }
 }
 
-/// The Cholesky factor `L` (lower triangular, `A = L·Lᵀ`) of each symmetric positive
-/// definite matrix, read from its lower triangle; with `upper`, `U = Lᵀ` (`A = Uᵀ·U`)
+/// The Cholesky factor `L` (lower triangular, `A = L·Lᴴ`) of each symmetric (complex:
+/// Hermitian) positive definite matrix, read from its lower triangle; with `upper`,
+/// `U = Lᴴ` (`A = Uᴴ·U`)
 /// from its upper triangle (PyTorch's `linalg.cholesky`).
 ///
 /// ```
