@@ -253,12 +253,13 @@ class Function:
 
 
 def _flat_values(t):
-    return [float(v) for v in t.detach().contiguous().reshape(-1).tolist()]
+    return [complex(v) if t.is_complex() else float(v)
+            for v in t.detach().contiguous().reshape(-1).tolist()]
 
 
 def _perturbed(t, i, delta):
     flat = t.detach().contiguous().reshape(-1).clone()
-    flat[i] = float(flat[i]) + delta
+    flat[i] = flat[i].item() + delta
     return flat.reshape(t.shape)
 
 
@@ -272,46 +273,66 @@ def gradcheck(
     raise_exception=True,
     nondet_tol=0.0,
 ):
-    """Compares the gradients autograd computes for ``func`` at ``inputs`` (float64
-    tensors; those that require grad are checked) with central finite differences, output
-    element by output element (the full Jacobian). Returns True, or raises
-    :class:`AutogradError` naming the first mismatch (False with
-    ``raise_exception=False``)."""
+    """Compares the gradients autograd computes for ``func`` at ``inputs`` (float64 or
+    complex128 tensors; those that require grad are checked) with central finite
+    differences, output element by output element (the full Jacobian). Complex numbers as
+    PyTorch: an output's real and imaginary parts are checked apart (gradient outputs 1
+    and 1j), and the gradient of a complex input ``z = x + iy`` is compared with
+    ``∂/∂x + i·∂/∂y`` of that part. Returns True, or raises :class:`AutogradError` naming
+    the first mismatch (False with ``raise_exception=False``)."""
+    from . import tensor as _tensor
+
     inputs = _as_tuple(inputs)
     outs = _as_tuple(func(*inputs))
     checked = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     for oi, out in enumerate(outs):
         if not out.requires_grad:
             continue
+        # (gradient output, the part of the output it selects)
+        parts = [(1.0, "real"), (1j, "imag")] if out.is_complex() else [(None, "real")]
         n_out = out.numel()
         for j in range(n_out):
             sel = out.reshape(-1)[j]
-            analytic = grad(sel, [inputs[i] for i in checked], retain_graph=True, allow_unused=True)
-            for k, i in enumerate(checked):
-                x = inputs[i]
-                a_vals = (
-                    _flat_values(analytic[k]) if analytic[k] is not None else [0.0] * x.numel()
-                )
-                for e in range(x.numel()):
-                    vals = []
-                    for d in (eps, -eps):
-                        # With grad mode on and the probe requiring grad like the input,
-                        # so that a function that itself differentiates (gradgradcheck's)
-                        # runs as it does for the analytic pass.
-                        args = list(inputs)
-                        args[i] = _perturbed(x, e, d).requires_grad_(x.requires_grad)
-                        o = _as_tuple(func(*args))[oi]
-                        vals.append(float(o.reshape(-1)[j]))
-                    numeric = (vals[0] - vals[1]) / (2 * eps)
-                    a = a_vals[e]
-                    if abs(a - numeric) > atol + rtol * abs(numeric):
-                        if not raise_exception:
-                            return False
-                        raise AutogradError(
-                            f"Jacobian mismatch for output {oi} with respect to input {i},\n"
-                            f"element {e} of the input, {j} of the output: "
-                            f"numerical {numeric!r}, analytical {a!r}"
-                        )
+            for weight, part in parts:
+                go = None if weight is None else _tensor(weight, dtype=out.dtype)
+                analytic = grad(sel, [inputs[i] for i in checked], go, retain_graph=True,
+                                allow_unused=True)
+                for k, i in enumerate(checked):
+                    x = inputs[i]
+                    a_vals = (
+                        _flat_values(analytic[k]) if analytic[k] is not None
+                        else [0.0] * x.numel()
+                    )
+                    # (direction of the perturbation, the component of the gradient)
+                    dirs = [(1.0, "real"), (1j, "imag")] if x.is_complex() else [(1.0, "real")]
+                    for e in range(x.numel()):
+                        for unit, comp in dirs:
+                            vals = []
+                            for d in (eps, -eps):
+                                # With grad mode on and the probe requiring grad like the
+                                # input, so that a function that itself differentiates
+                                # (gradgradcheck's) runs as it does for the analytic pass.
+                                args = list(inputs)
+                                args[i] = _perturbed(x, e, d * unit).requires_grad_(
+                                    x.requires_grad)
+                                v = _as_tuple(func(*args))[oi].reshape(-1)[j].item()
+                                vals.append(complex(v).imag if part == "imag" else
+                                            complex(v).real)
+                            numeric = (vals[0] - vals[1]) / (2 * eps)
+                            a = complex(a_vals[e])
+                            a = a.imag if comp == "imag" else a.real
+                            if abs(a - numeric) > atol + rtol * abs(numeric):
+                                if not raise_exception:
+                                    return False
+                                what = "" if part == "real" and not out.is_complex() else (
+                                    f" ({part} part of the output)")
+                                into = "" if not x.is_complex() else (
+                                    f" ({comp} part of the input)")
+                                raise AutogradError(
+                                    f"Jacobian mismatch for output {oi} with respect to input "
+                                    f"{i},\nelement {e} of the input{into}, {j} of the "
+                                    f"output{what}: numerical {numeric!r}, analytical {a!r}"
+                                )
     return True
 
 

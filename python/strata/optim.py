@@ -51,11 +51,18 @@ class Optimizer:
         with _st.no_grad():
             for g in self.param_groups:
                 for p in g["params"]:
-                    if p.grad is not None:
-                        self._update(p, p.grad, g)
+                    if p.grad is None:
+                        continue
+                    state = self._state(p)
+                    if p.is_complex():
+                        # As PyTorch: a complex parameter steps as its real pairs (Adam's
+                        # second moments per part, never complex squares).
+                        self._update(_st.view_as_real(p), _st.view_as_real(p.grad), g, state)
+                    else:
+                        self._update(p, p.grad, g, state)
         return loss
 
-    def _update(self, p, grad, group) -> None:
+    def _update(self, p, grad, group, state) -> None:
         raise NotImplementedError
 
 
@@ -76,13 +83,13 @@ class SGD(Optimizer):
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov, maximize=maximize))
 
-    def _update(self, p, grad, group) -> None:
+    def _update(self, p, grad, group, state) -> None:
         d = -grad if group["maximize"] else grad
         if group["weight_decay"]:
             d = d + p * group["weight_decay"]
         mu = group["momentum"]
         if mu:
-            st = self._state(p)
+            st = state
             buf = st.get("momentum_buffer")
             if buf is None:
                 buf = st["momentum_buffer"] = d.clone()
@@ -105,14 +112,14 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid beta parameters: {betas}")
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad))
 
-    def _update(self, p, grad, group) -> None:
+    def _update(self, p, grad, group, state) -> None:
         lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
         if wd:
             if self._decoupled:
                 p.mul_(1 - lr * wd)
             else:
                 grad = grad + p * wd
-        st = self._state(p)
+        st = state
         if not st:
             st["step"] = 0
             st["exp_avg"] = _st.zeros_like(p)

@@ -28,7 +28,7 @@ def test_requires_grad_and_leaves():
     assert not z.requires_grad
     z.requires_grad = True
     assert z.requires_grad
-    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype can require gradients"):
         st.arange(3).requires_grad_()
     with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables"):
         y.requires_grad = False

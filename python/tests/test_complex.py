@@ -444,11 +444,6 @@ def test_writing_an_imaginary_part_into_a_real_tensor_is_refused():
         st.full((2,), 1j, dtype=st.float32)
 
 
-def test_complex_tensors_cannot_require_grad_yet():
-    with pytest.raises(st.AutogradError, match="complex tensors cannot require gradients"):
-        st.tensor([1j]).requires_grad_()
-
-
 def test_extended_precision_numpy_complex_is_refused():
     with pytest.raises(st.DTypeError, match="complex256"):
         st.tensor(np.array([1j], dtype=np.clongdouble))
@@ -590,3 +585,19 @@ def test_branch_cuts_and_special_values_follow_c99(name, z, want):
         assert got == pytest.approx(want, abs=1e-30)
         return
     _same(got, want)
+
+
+@pytest.mark.parametrize("dt, part", [(st.complex64, np.float32), (st.complex128, np.float64)])
+def test_rand_and_randn_of_complex_dtypes(dt, part):
+    # PyTorch's: independent parts, each of variance 1/2 for randn, uniform in [0, 1) for
+    # rand.
+    st.manual_seed(7)
+    z = st.randn(200_000, dtype=dt).numpy()
+    assert z.real.dtype == part
+    for p in (z.real, z.imag):
+        assert abs(p.mean()) < 0.01 and abs(p.var() - 0.5) < 0.01
+    assert abs(np.corrcoef(z.real, z.imag)[0, 1]) < 0.01
+    u = st.rand(100_000, dtype=dt).numpy()
+    for p in (u.real, u.imag):
+        assert p.min() >= 0 and p.max() < 1 and abs(p.mean() - 0.5) < 0.01
+    assert st.randn_like(st.zeros(3, 2, dtype=dt)).shape == (3, 2)

@@ -410,7 +410,7 @@ fn pytorch_messages() {
     let e = i.requires_grad_(true).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "only Tensors of floating point dtype can require gradients"
+        "only Tensors of floating point and complex dtype can require gradients"
     );
     // A saved tensor written in place.
     let y = x.exp().unwrap();
@@ -983,4 +983,77 @@ fn placing_sorting_and_composite_ops_match_finite_differences() {
             "RollBackward0"
         ]
     );
+}
+
+/// Complex numbers (`autograd/complex.rs`): the gradient of a real loss with respect to
+/// `z = x + iy` is `∂L/∂x + i·∂L/∂y`, checked against central differences of each part.
+#[test]
+fn complex_gradients_match_finite_differences_of_each_part() {
+    let pairs = |v: &[f64]| t64(v, &[v.len() / 2, 2]).view_as_complex().unwrap();
+    let start = [0.7, 0.4, -1.1, 0.3, 0.5, -0.9];
+    // Losses of z (3 complex numbers): a holomorphic chain, then the non-holomorphic ops.
+    type Loss = Box<dyn Fn(&Tensor) -> strata::Result<Tensor>>;
+    let losses: Vec<(&str, Loss)> = vec![
+        (
+            "exp·sin·z + z²/3",
+            Box::new(|z: &Tensor| {
+                let w = z.exp()?.mul(&z.sin()?)?.mul(z)?.add(&z.mul(z)?.div(3.0)?)?;
+                w.view_as_real()?.sum(&[], false)
+            }),
+        ),
+        (
+            "|z|·angle(z) + Im(conj z)",
+            Box::new(|z: &Tensor| {
+                z.abs()?
+                    .mul(&z.angle()?)?
+                    .add(&z.conj()?.imag()?)?
+                    .sum(&[], false)
+            }),
+        ),
+        (
+            "Re(z @ zᵀ)",
+            Box::new(|z: &Tensor| {
+                let m = z.unsqueeze(1)?;
+                m.matmul(&m.t()?)?.real()?.sum(&[], false)
+            }),
+        ),
+    ];
+    for (name, f) in &losses {
+        let z = pairs(&start);
+        z.requires_grad_(true).unwrap();
+        f(&z).unwrap().backward(None, false, false).unwrap();
+        let g = vals(&z.grad().unwrap().view_as_real().unwrap());
+        let eps = 1e-6;
+        for (i, &gi) in g.iter().enumerate() {
+            let at = |d: f64| {
+                let mut v = start;
+                v[i] += d;
+                let _off = no_grad();
+                f(&pairs(&v)).unwrap().item().unwrap().to_f64()
+            };
+            let numeric = (at(eps) - at(-eps)) / (2.0 * eps);
+            assert!(
+                (gi - numeric).abs() < 1e-6 * (1.0 + numeric.abs()),
+                "{name}: part {i}: analytic {gi}, numeric {numeric}"
+            );
+        }
+    }
+}
+
+#[test]
+fn complex_backward_needs_a_gradient_and_real_inputs_get_real_gradients() {
+    let x = t64(&[0.5, 2.0], &[2]);
+    x.requires_grad_(true).unwrap();
+    let c = t64(&[1.0, 2.0], &[1, 2]).view_as_complex().unwrap(); // 1 + 2i
+    let y = x.mul(&c).unwrap().sum(&[], false).unwrap();
+    let e = y.backward(None, false, false).unwrap_err();
+    assert!(
+        e.to_string().contains("only for real scalar outputs"),
+        "{e}"
+    );
+    // L = Re(y) = Σ x·1: the gradient of x is its real part, 1.
+    y.real().unwrap().backward(None, false, false).unwrap();
+    let g = x.grad().unwrap();
+    assert_eq!(g.dtype(), DType::F64);
+    assert_eq!(vals(&g), vec![1.0, 1.0]);
 }

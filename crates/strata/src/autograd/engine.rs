@@ -85,6 +85,11 @@ fn root_grad(i: usize, root: &Tensor, grad: Option<&Tensor>) -> Result<Tensor> {
                     "grad can be implicitly created only for scalar outputs",
                 ));
             }
+            if root.is_complex() {
+                return Err(Error::autograd(
+                    "grad can be implicitly created only for real scalar outputs",
+                ));
+            }
             Tensor::full_on(root.shape(), 1.0, root.dtype(), root.device())
         }
     }

@@ -16,6 +16,11 @@ const VIEW_OF_LEAF: &str =
     "a view of a leaf Variable that requires grad is being used in an in-place operation.";
 const NO_GRAD_VIEW: &str = "A view was created in no_grad mode and is being modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).";
 
+/// An in-place write through a view that reinterprets its base's elements (the real pairs
+/// of a complex tensor, or a complex view of real pairs): the base's history would have
+/// to be rewritten across dtypes, which strata does not do.
+const PARTS_VIEW: &str = "an in-place operation on a view of another dtype (view_as_real, view_as_complex, real, imag) of a tensor that requires grad is not supported; write through the tensor itself, or into a copy";
+
 pub(crate) const UNTRACKED_VIEW: &str = "an in-place operation wrote a value that requires grad into a view of a tensor that does not require grad, so the gradient could not reach it through the viewed tensor; write through the viewed tensor itself instead (Python's item assignment `base[key] = value`, Rust's `Tensor::index_assign_`), or make it require grad first";
 
 /// Whether `t` can be taken for its own base: it is all of its storage, or no other
@@ -41,6 +46,7 @@ pub(crate) fn check_inplace(t: &Tensor) -> Result<()> {
     };
     match view {
         Some(v) if v.made_without_grad => Err(Error::autograd(NO_GRAD_VIEW)),
+        Some(v) if v.base.dtype() != t.dtype() => Err(Error::autograd(PARTS_VIEW)),
         Some(v) if v.base.is_leaf() && v.base.requires_grad() => Err(Error::autograd(VIEW_OF_LEAF)),
         Some(_) => Ok(()),
         None if leaf => Err(Error::autograd(LEAF)),
@@ -67,7 +73,7 @@ pub(crate) fn record_inplace(
     let mut inputs: Vec<&Tensor> = Vec::with_capacity(1 + others.len());
     inputs.push(t);
     inputs.extend_from_slice(others);
-    let node = build(name, &inputs, &[t], saves, formula, None);
+    let node = build(name, &inputs, &[t], saves, formula, None, None);
     match view {
         Some(v) if !v.made_without_grad => copy_slices(t, &v, others, node),
         _ => {
@@ -111,7 +117,7 @@ fn copy_slices(t: &Tensor, v: &ViewInfo, others: &[&Tensor], op: Arc<super::Node
     let mut inputs: Vec<&Tensor> = Vec::with_capacity(1 + others.len());
     inputs.push(base);
     inputs.extend_from_slice(others);
-    let cs = build("CopySlices", &inputs, &[base], &[], formula, Some(op));
+    let cs = build("CopySlices", &inputs, &[base], &[], formula, Some(op), None);
     let meta = base
         .grad
         .get_or_init(|| AutogradMeta::new(MetaState::default()));

@@ -17,6 +17,7 @@
 //!   them; on a view of a tensor that requires grad the base's history is rewritten
 //!   (PyTorch's CopySlices) and every view of the base regenerates its `grad_fn` from it.
 
+pub(crate) mod complex;
 mod engine;
 mod inplace;
 mod node;
@@ -103,12 +104,14 @@ pub fn record_custom(
         return Ok(outputs);
     }
     let refs: Vec<&Tensor> = inputs.iter().collect();
-    node::record(
+    // A custom formula is the user's, complex tensors included (as PyTorch's Function).
+    node::record_ruled(
         name.into(),
         &refs,
         outputs,
         &[],
         Box::new(move |_saved, grads, needs| formula(grads, needs)),
+        Some(complex::Rule::Own),
     )
 }
 
@@ -282,14 +285,14 @@ impl std::fmt::Debug for GradSlot {
     }
 }
 
-/// Whether gradients can flow through a tensor of `dtype` (floating point; PyTorch also
-/// allows complex).
+/// Whether gradients can flow through a tensor of `dtype`: floating point or complex
+/// (`autograd/complex.rs`).
 pub(crate) fn differentiable(dtype: DType) -> bool {
-    dtype.is_float()
+    dtype.is_float() || dtype.is_complex()
 }
 
-/// PyTorch's text for `requires_grad` on a non-float tensor.
-const ONLY_FLOAT: &str = "only Tensors of floating point dtype can require gradients";
+/// PyTorch's text for `requires_grad` on a tensor of another dtype.
+const ONLY_FLOAT: &str = "only Tensors of floating point and complex dtype can require gradients";
 
 /// # Autograd
 ///
@@ -326,14 +329,9 @@ impl Tensor {
     /// Marks a leaf as requiring grad (or not) and returns it.
     ///
     /// # Errors
-    /// PyTorch's: a non-float dtype ("only Tensors of floating point dtype can require
-    /// gradients"); turning it off on a non-leaf.
+    /// PyTorch's: a dtype neither floating point nor complex ("only Tensors of floating
+    /// point and complex dtype can require gradients"); turning it off on a non-leaf.
     pub fn requires_grad_(&self, requires_grad: bool) -> Result<&Self> {
-        if requires_grad && self.dtype().is_complex() {
-            return Err(Error::autograd(
-                "complex tensors cannot require gradients in strata yet (no complex autograd); differentiate the real pairs of view_as_real instead",
-            ));
-        }
         if requires_grad && !differentiable(self.dtype()) {
             return Err(Error::autograd(ONLY_FLOAT));
         }

@@ -316,10 +316,13 @@ pub(crate) fn build(
     saves: &[Save<'_>],
     formula: Formula,
     wrapped: Option<Arc<Node>>,
+    rule: Option<super::complex::Rule>,
 ) -> Arc<Node> {
+    let name = name.into();
     let next: Vec<Edge> = inputs.iter().map(|t| t.grad_edge()).collect();
-    let infos = inputs.iter().map(|t| TensorInfo::of(t)).collect();
-    let out_infos = outputs.iter().map(|t| TensorInfo::of(t)).collect();
+    let infos: Vec<TensorInfo> = inputs.iter().map(|t| TensorInfo::of(t)).collect();
+    let out_infos: Vec<TensorInfo> = outputs.iter().map(|t| TensorInfo::of(t)).collect();
+    let formula = super::complex::adapt(&name, &infos, &out_infos, rule, formula);
     let node = Arc::new_cyclic(|weak: &Weak<Node>| {
         let tensors = saves
             .iter()
@@ -341,7 +344,7 @@ pub(crate) fn build(
         let had_saved =
             !tensors.is_empty() || wrapped.as_ref().is_some_and(|w| lock(&w.saved).had_saved);
         Node {
-            name: name.into(),
+            name,
             seq: SEQ.fetch_add(1, Ordering::Relaxed),
             next,
             inputs: infos,
@@ -374,16 +377,29 @@ pub(crate) fn build(
 pub(crate) fn record(
     name: impl Into<Cow<'static, str>>,
     inputs: &[&Tensor],
+    outputs: Vec<Tensor>,
+    saves: &[Save<'_>],
+    formula: Formula,
+) -> Result<Vec<Tensor>> {
+    record_ruled(name, inputs, outputs, saves, formula, None)
+}
+
+/// [`record`] with the node's complex rule given (`None`: the one of its name; see
+/// `autograd/complex.rs`).
+pub(crate) fn record_ruled(
+    name: impl Into<Cow<'static, str>>,
+    inputs: &[&Tensor],
     mut outputs: Vec<Tensor>,
     saves: &[Save<'_>],
     formula: Formula,
+    rule: Option<super::complex::Rule>,
 ) -> Result<Vec<Tensor>> {
     for o in &mut outputs {
         o.grad.replace(None);
     }
     let node = {
         let outs: Vec<&Tensor> = outputs.iter().collect();
-        build(name, inputs, &outs, saves, formula, None)
+        build(name, inputs, &outs, saves, formula, None, rule)
     };
     for (i, o) in outputs.iter_mut().enumerate() {
         if super::differentiable(o.dtype()) {

@@ -30,6 +30,9 @@ pub(crate) enum ViewGrad {
     Replay(Replay),
     /// By storage position, against the input's own layout: as_strided.
     Strided,
+    /// The gradient mapped by a function of it alone: `view_as_real` (pairs back to
+    /// complex numbers), `view_as_complex` (complex numbers to pairs).
+    Map(Replay),
 }
 
 fn base_fn(base: &Tensor) -> Option<usize> {
@@ -97,12 +100,13 @@ pub(crate) fn record_view(
                 ViewGrad::Expand => super::sum_to(g, &in_shape)?,
                 ViewGrad::Flip(dims) => g.flip(dims)?,
                 ViewGrad::Replay(f) => replay_scatter(g, &in_shape, f)?,
+                ViewGrad::Map(f) => f(g)?,
                 ViewGrad::Strided => unreachable!("bound above"),
             };
             Ok(vec![Some(gi)])
         }),
     };
-    let node = build(name, &[input], &[&out], &[], formula, None);
+    let node = build(name, &[input], &[&out], &[], formula, None, None);
     out.grad.replace(Some(AutogradMeta::new(MetaState {
         grad_fn: Some(node),
         output_nr: 0,
@@ -130,16 +134,41 @@ pub(crate) fn refresh_view_fn(t: &Tensor, meta: &AutogradMeta) {
     if now == v.base_fn {
         return;
     }
-    let base_layout = v.base.layout().clone();
-    let view_layout = t.layout().clone();
-    let formula: Formula = Box::new(move |_saved, grads, _needs| {
-        Ok(vec![Some(strided_scatter(
-            &grads[0],
-            &base_layout,
-            &view_layout,
-        )?)])
-    });
-    let node = build("AsStridedBackward0", &[&v.base], &[t], &[], formula, None);
+    let formula = match parts_layouts(&v.base, t) {
+        Some((base_layout, view_layout)) => {
+            let (base_complex, view_complex) = (v.base.is_complex(), t.is_complex());
+            let f: Formula = Box::new(move |_saved, grads, _needs| {
+                // Across dtypes (a view of a complex tensor's real pairs, or a complex
+                // view of real pairs), both layouts count real parts.
+                let g = if view_complex && !base_complex {
+                    grads[0].view_as_real()?
+                } else {
+                    grads[0].clone()
+                };
+                let gi = strided_scatter(&g, &base_layout, &view_layout)?;
+                Ok(vec![Some(if base_complex && !view_complex {
+                    gi.contiguous()?.view_as_complex()?
+                } else {
+                    gi
+                })])
+            });
+            f
+        }
+        None => Box::new(|_saved: &[Tensor], _grads: &[Tensor], _needs: &[bool]| {
+            Err(crate::error::Error::autograd(
+                "the gradient of a view could not be rebuilt after its base was modified in place",
+            ))
+        }),
+    };
+    let node = build(
+        "AsStridedBackward0",
+        &[&v.base],
+        &[t],
+        &[],
+        formula,
+        None,
+        None,
+    );
     let mut s = meta.lock();
     let watched = !s.hooks.is_empty() || s.retains_grad;
     s.grad_fn = Some(node.clone());
@@ -152,6 +181,17 @@ pub(crate) fn refresh_view_fn(t: &Tensor, meta: &AutogradMeta) {
         if let Some(arc) = t.grad.arc() {
             node.watch(Arc::downgrade(&arc));
         }
+    }
+}
+
+/// The layouts of `base` and of its view `t` in one unit: their own for one dtype, else
+/// counted in real parts (the complex one's as its `view_as_real` pairs).
+fn parts_layouts(base: &Tensor, t: &Tensor) -> Option<(Layout, Layout)> {
+    let pairs = |x: &Tensor| x.detach().view_as_real().ok().map(|p| p.layout().clone());
+    match (base.is_complex(), t.is_complex()) {
+        (b, v) if b == v => Some((base.layout().clone(), t.layout().clone())),
+        (true, false) => Some((pairs(base)?, t.layout().clone())),
+        _ => Some((base.layout().clone(), pairs(t)?)),
     }
 }
 

@@ -4,10 +4,16 @@
 //! transcendental functions are op-table entries with `complex` arms (`ops/table.rs`);
 //! the loops here are `kernel/complex.rs`.
 //!
-//! Differences from PyTorch, on purpose: `conj` of a complex tensor is a new tensor (as
-//! `conj_physical`; strata has no lazy conjugate bit), and complex tensors cannot require
-//! gradients yet.
+//! Under autograd (`autograd/complex.rs`) the views of parts are differentiable views,
+//! and `conj`, `angle`, `complex`, `polar` record their own formulas.
+//!
+//! Difference from PyTorch, on purpose: `conj` of a complex tensor is a new tensor (as
+//! `conj_physical`; strata has no lazy conjugate bit).
 
+use std::sync::Arc;
+
+use crate::autograd::views::ViewGrad;
+use crate::autograd::{needs_grad, no_grad, record1, Save};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::kernel::plan::output_for;
@@ -44,7 +50,13 @@ impl Tensor {
                 "view_as_real is only supported for complex tensors",
             ));
         }
-        self.unsqueeze(-1)?.view_dtype(self.dtype().to_real())
+        let out = self
+            .detach()
+            .unsqueeze(-1)?
+            .view_dtype(self.dtype().to_real())?;
+        self.grad_view(out, "ViewAsRealBackward0", || {
+            ViewGrad::Map(Arc::new(|g: &Tensor| pairs_to_complex(g)))
+        })
     }
 
     /// Real pairs `[.., 2]` (float32 or float64) as complex numbers, over the same memory
@@ -96,7 +108,10 @@ impl Tensor {
                 "Tensor must have a storage_offset divisible by 2",
             ));
         }
-        self.view_dtype(to)?.squeeze_dims(&[-1])
+        let out = self.detach().view_dtype(to)?.squeeze_dims(&[-1])?;
+        self.grad_view(out, "ViewAsComplexBackward0", || {
+            ViewGrad::Map(Arc::new(|g: &Tensor| g.view_as_real()))
+        })
     }
 
     /// The real part: a view of a complex tensor's real parts; a real tensor itself (a
@@ -174,11 +189,23 @@ impl Tensor {
             return self.contiguous_copy();
         }
         on_cpu("conj_physical", self)?;
-        let out = self.contiguous_copy()?;
-        // Negating the imaginary parts through the real view.
-        let im = out.imag()?;
-        im.neg_()?;
-        Ok(out)
+        let out = {
+            let _off = no_grad();
+            let out = self.detach().contiguous_copy()?;
+            // Negating the imaginary parts through the real view.
+            out.imag()?.neg_()?;
+            out
+        };
+        if !needs_grad(&[self]) {
+            return Ok(out);
+        }
+        record1(
+            "ConjPhysicalBackward0",
+            &[self],
+            out,
+            &[],
+            Box::new(|_saved, grads, _needs| Ok(vec![Some(grads[0].conj_physical()?)])),
+        )
     }
 
     /// The angle (argument) of each element: `atan2(im, re)` for complex, in the part
@@ -189,7 +216,27 @@ impl Tensor {
             on_cpu("angle", self)?;
             let out = output_for(self.shape(), self.dtype().to_real(), &[self])?;
             crate::kernel::complex::angle_into(&out, self)?;
-            return Ok(out);
+            if !needs_grad(&[self]) {
+                return Ok(out);
+            }
+            // ∂θ/∂x = −y/r², ∂θ/∂y = x/r²: the gradient `g·i·z/|z|²`, 0 at 0 (PyTorch's).
+            return record1(
+                "AngleBackward0",
+                &[self],
+                out,
+                &[Save::Input(self)],
+                Box::new(|saved, grads, _needs| {
+                    let (z, g) = (&saved[0], &grads[0]);
+                    let (x, y) = (z.real()?, z.imag()?);
+                    let r2 = x.mul(&x)?.add(&y.mul(&y)?)?;
+                    let zero = r2.eq(0.0)?;
+                    let s = Tensor::where_cond(&zero, 0.0, &g.div(&r2)?)?;
+                    Ok(vec![Some(Tensor::complex(
+                        &y.mul(&s)?.neg()?,
+                        &x.mul(&s)?,
+                    )?)])
+                }),
+            );
         }
         let x = if self.dtype().is_float() {
             self.clone()
@@ -251,7 +298,45 @@ fn make_complex<const POLAR: bool>(op: &'static str, a: &Tensor, b: &Tensor) -> 
     let (ea, eb) = (a.expand(&sizes)?, b.expand(&sizes)?);
     let out = output_for(&shape, out_dt, &[&ea, &eb])?;
     crate::kernel::complex::make_into::<POLAR>(op, &out, &ea, &eb)?;
-    Ok(out)
+    if !needs_grad(&[a, b]) {
+        return Ok(out);
+    }
+    if !POLAR {
+        // `re + i·im`: each part's gradient is that part of `g`.
+        return record1(
+            "ComplexBackward0",
+            &[a, b],
+            out,
+            &[],
+            Box::new(|_saved, grads, _needs| {
+                let g = &grads[0];
+                Ok(vec![Some(g.real()?), Some(g.imag()?)])
+            }),
+        );
+    }
+    // `w = r·e^{iθ}`: ∂w/∂r = e^{iθ}, ∂w/∂θ = i·w, so with `g = p + iq`:
+    // grad r = p·cos θ + q·sin θ, grad θ = q·Re w − p·Im w.
+    record1(
+        "PolarBackward0",
+        &[a, b],
+        out,
+        &[Save::Input(b), Save::Output(0)],
+        Box::new(|saved, grads, _needs| {
+            let (theta, w, g) = (&saved[0], &saved[1], &grads[0]);
+            let (p, q) = (g.real()?, g.imag()?);
+            let gr = p.mul(&theta.cos()?)?.add(&q.mul(&theta.sin()?)?)?;
+            let gt = q.mul(&w.real()?)?.sub(&p.mul(&w.imag()?)?)?;
+            Ok(vec![Some(gr), Some(gt)])
+        }),
+    )
+}
+
+/// Real pairs `[.., 2]` (a gradient of `view_as_real`) as complex numbers.
+fn pairs_to_complex(g: &Tensor) -> Result<Tensor> {
+    match g.view_as_complex() {
+        Ok(z) => Ok(z),
+        Err(_) => g.contiguous()?.view_as_complex(),
+    }
 }
 
 /// `x ± y` for a complex `x` and a complex tensor of its dtype or a number, into a fresh

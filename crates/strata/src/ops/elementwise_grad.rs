@@ -38,6 +38,24 @@ fn not_implemented(op: &str) -> Error {
     Error::autograd(format!("the derivative for '{op}' is not implemented."))
 }
 
+/// The formulas of the unary ops that are not holomorphic, for a complex input (their
+/// table formulas are for real numbers; `autograd/complex.rs`): `abs`, `g·sgn(z)`; `sgn`,
+/// `(g − conj(g)·s²) / (2|z|)` with `s = sgn(z)`, both 0 at 0 (PyTorch's).
+fn complex_unary_formula(kind: Unary) -> Option<Formula> {
+    match kind {
+        Unary::Abs => Some(Box::new(|saved, grads, _needs| {
+            Ok(vec![Some(grads[0].mul(&saved[0].sgn()?)?)])
+        })),
+        Unary::Sgn => Some(Box::new(|saved, grads, _needs| {
+            let (z, s, g) = (&saved[0], &saved[1], &grads[0]);
+            let r = z.abs()?;
+            let v = g.sub(&g.conj()?.mul(&s.mul(s)?)?)?.div(&r.mul(2.0)?)?;
+            Ok(vec![Some(Tensor::where_cond(&r.eq(0.0)?, 0.0, &v)?)])
+        })),
+        _ => None,
+    }
+}
+
 fn unary_formula(kind: Unary, gk: GradKind) -> Formula {
     Box::new(move |saved, grads, _needs| {
         let g = &grads[0];
@@ -91,6 +109,17 @@ pub(crate) fn unary(kind: Unary, x: &Tensor, dest: Dest<'_>) -> Result<Tensor> {
             if !differentiable(out.dtype()) {
                 return Ok(out);
             }
+            if x.is_complex() {
+                if let Some(f) = complex_unary_formula(kind) {
+                    return record1(
+                        node_name(kind.name()),
+                        &[x],
+                        out,
+                        &[Save::Input(x), Save::Output(0)],
+                        f,
+                    );
+                }
+            }
             let mut saves = Vec::new();
             if saves_x {
                 saves.push(Save::Input(x));
@@ -109,6 +138,12 @@ pub(crate) fn unary(kind: Unary, x: &Tensor, dest: Dest<'_>) -> Result<Tensor> {
         Dest::Into(t) => {
             check_inplace(t)?;
             let record = gk != GradKind::NotDifferentiable && needs_grad(&[t, x]);
+            let own = if x.is_complex() {
+                complex_unary_formula(kind)
+            } else {
+                None
+            };
+            let (saves_x, saves_y) = (saves_x || own.is_some(), saves_y || own.is_some());
             // The input's value before the write, kept with its history (a recorded
             // clone), so a second derivative reaches what made it.
             let orig = if record && saves_x {
@@ -133,7 +168,7 @@ pub(crate) fn unary(kind: Unary, x: &Tensor, dest: Dest<'_>) -> Result<Tensor> {
                     &[],
                     Cow::Owned(node_name(kind.name())),
                     &saves,
-                    unary_formula(kind, gk),
+                    own.unwrap_or_else(|| unary_formula(kind, gk)),
                 )?;
             }
             Ok(t.clone())
@@ -304,10 +339,16 @@ pub(crate) fn pow_grad_base(a: &Tensor, b: &Tensor, g: &Tensor) -> Result<Tensor
     Tensor::where_cond(&b.eq(0.0)?, 0.0, &v)
 }
 
-/// `∂(aᵇ)/∂b · g`: `g·aᵇ·ln a`, and 0 where `a == 0` and `b ≥ 0` (PyTorch's).
+/// `∂(aᵇ)/∂b · g`: `g·aᵇ·ln a`, and 0 where `a == 0` and `b ≥ 0` (PyTorch's; a complex
+/// `b` counts as `≥ 0` when it is real and not negative).
 pub(crate) fn pow_grad_exponent(a: &Tensor, b: &Tensor, y: &Tensor, g: &Tensor) -> Result<Tensor> {
     let v = g.mul(&y.mul(&a.log()?)?)?;
-    let zero = a.eq(0.0)?.logical_and(&b.ge(0.0)?)?;
+    let nonneg = if b.is_complex() {
+        b.real()?.ge(0.0)?.logical_and(&b.imag()?.eq(0.0)?)?
+    } else {
+        b.ge(0.0)?
+    };
+    let zero = a.eq(0.0)?.logical_and(&nonneg)?;
     Tensor::where_cond(&zero, 0.0, &v)
 }
 

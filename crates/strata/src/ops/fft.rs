@@ -9,6 +9,7 @@
 //! precision is refused on the CPU, as in PyTorch.
 
 use super::complex::on_cpu;
+use crate::autograd::{needs_grad, no_grad, record1};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::kernel::plan::output_for;
@@ -158,9 +159,54 @@ fn c2c(
 ) -> Result<Tensor> {
     let d = check_dims(op, t, dim)?;
     let n = points(op, n, t.shape()[d])?;
-    let rows = rows_of(t, d, n, complex_dtype(op, t)?)?;
-    crate::kernel::fft::c2c_rows(op, &rows, n, inverse, norm.scale(n, inverse))?;
-    rows.movedim(&[t.ndim() as i64 - 1], &[d as i64])
+    c2c_scaled(op, t, n, d, norm.scale(n, inverse), inverse)
+}
+
+/// [`c2c`] of `n` points along `d` scaled by `scale`, recorded for autograd: the adjoint of
+/// a transform is the opposite transform with the same (real) scale, its result fitted
+/// back to the input's size (the DFT matrix is symmetric, and conjugating it flips the
+/// direction).
+fn c2c_scaled(
+    op: &'static str,
+    t: &Tensor,
+    n: usize,
+    d: usize,
+    scale: f64,
+    inverse: bool,
+) -> Result<Tensor> {
+    let out = {
+        let _off = no_grad();
+        let rows = rows_of(&t.detach(), d, n, complex_dtype(op, t)?)?;
+        crate::kernel::fft::c2c_rows(op, &rows, n, inverse, scale)?;
+        rows.movedim(&[t.ndim() as i64 - 1], &[d as i64])?
+    };
+    if !needs_grad(&[t]) {
+        return Ok(out);
+    }
+    let m = t.shape()[d];
+    record1(
+        "FftC2CBackward0",
+        &[t],
+        out,
+        &[],
+        Box::new(move |_saved, grads, _needs| {
+            let g = c2c_scaled(op, &grads[0], n, d, scale, !inverse)?;
+            Ok(vec![Some(fit(&g, d, m)?)])
+        }),
+    )
+}
+
+/// `g` with dim `d` trimmed or zero-padded to `size`: the adjoint of the fitting
+/// [`rows_of`] does.
+fn fit(g: &Tensor, d: usize, size: usize) -> Result<Tensor> {
+    let have = g.shape()[d];
+    if have >= size {
+        return g.narrow(d as i64, 0, size as i64);
+    }
+    let mut pad = g.shape().to_vec();
+    pad[d] = size - have;
+    let zeros = Tensor::zeros_on(&pad, g.dtype(), g.device())?;
+    Tensor::cat(&[g, &zeros], d as i64)
 }
 
 /// The real-input transform along one dim: the `n/2 + 1` non-negative frequencies.
@@ -168,13 +214,45 @@ fn r2c(op: &'static str, t: &Tensor, n: Option<i64>, dim: i64, norm: Norm) -> Re
     let d = check_dims(op, t, dim)?;
     let n = points(op, n, t.shape()[d])?;
     let real = real_dtype(op, t)?;
-    let rows = rows_of(t, d, n, real)?;
-    let mut shape = rows.shape().to_vec();
-    let last = shape.len() - 1;
-    shape[last] = n / 2 + 1;
-    let out = output_for(&shape, real.to_complex().unwrap_or(DType::C64), &[])?;
-    crate::kernel::fft::r2c_rows(op, &out, &rows, n, norm.scale(n, false))?;
-    out.movedim(&[last as i64], &[d as i64])
+    r2c_scaled(op, t, n, d, real, norm.scale(n, false))
+}
+
+/// [`r2c`] of `n` points along `d` (computed in `real`) scaled by `scale`, recorded for
+/// autograd: `∂X_k/∂x_j = s·e^{−2πijk/n}`, so the gradient of `x` is the real part of the
+/// inverse transform (same scale) of the output gradient zero-padded to `n` points.
+fn r2c_scaled(
+    op: &'static str,
+    t: &Tensor,
+    n: usize,
+    d: usize,
+    real: DType,
+    scale: f64,
+) -> Result<Tensor> {
+    let out = {
+        let _off = no_grad();
+        let rows = rows_of(&t.detach(), d, n, real)?;
+        let mut shape = rows.shape().to_vec();
+        let last = shape.len() - 1;
+        shape[last] = n / 2 + 1;
+        let out = output_for(&shape, real.to_complex().unwrap_or(DType::C64), &[])?;
+        crate::kernel::fft::r2c_rows(op, &out, &rows, n, scale)?;
+        out.movedim(&[last as i64], &[d as i64])?
+    };
+    if !needs_grad(&[t]) {
+        return Ok(out);
+    }
+    let m = t.shape()[d];
+    record1(
+        "FftR2CBackward0",
+        &[t],
+        out,
+        &[],
+        Box::new(move |_saved, grads, _needs| {
+            let full = fit(&grads[0], d, n)?;
+            let g = c2c_scaled(op, &full, n, d, scale, true)?.real()?;
+            Ok(vec![Some(fit(&g, d, m)?)])
+        }),
+    )
 }
 
 /// The inverse of [`r2c`]: `n` reals (default `2·(m − 1)` for `m` input points).
@@ -186,13 +264,55 @@ fn c2r(op: &'static str, t: &Tensor, n: Option<i64>, dim: i64, norm: Norm) -> Re
         None => points(op, Some(2 * (m as i64 - 1)), m)?,
     };
     let cdt = complex_dtype(op, t)?;
-    let rows = rows_of(t, d, n / 2 + 1, cdt)?;
-    let mut shape = rows.shape().to_vec();
-    let last = shape.len() - 1;
-    shape[last] = n;
-    let out = output_for(&shape, cdt.to_real(), &[])?;
-    crate::kernel::fft::c2r_rows(op, &out, &rows, n, norm.scale(n, true))?;
-    out.movedim(&[last as i64], &[d as i64])
+    c2r_scaled(op, t, n, d, cdt, norm.scale(n, true))
+}
+
+/// [`c2r`] of `n` points along `d` (input in `cdt`) scaled by `scale`, recorded for
+/// autograd: each frequency `0 < k < n/2` stands for itself and its mirror image, so its
+/// gradient is twice that bin of the forward real transform (same scale) of the output
+/// gradient; the zero and Nyquist bins count once, and only their real parts are read
+/// (PyTorch's `fft_c2r_backward`).
+fn c2r_scaled(
+    op: &'static str,
+    t: &Tensor,
+    n: usize,
+    d: usize,
+    cdt: DType,
+    scale: f64,
+) -> Result<Tensor> {
+    let half = n / 2 + 1;
+    let out = {
+        let _off = no_grad();
+        let rows = rows_of(&t.detach(), d, half, cdt)?;
+        let mut shape = rows.shape().to_vec();
+        let last = shape.len() - 1;
+        shape[last] = n;
+        let out = output_for(&shape, cdt.to_real(), &[])?;
+        crate::kernel::fft::c2r_rows(op, &out, &rows, n, scale)?;
+        out.movedim(&[last as i64], &[d as i64])?
+    };
+    if !needs_grad(&[t]) {
+        return Ok(out);
+    }
+    let m = t.shape()[d];
+    let nd = t.ndim();
+    record1(
+        "FftC2RBackward0",
+        &[t],
+        out,
+        &[],
+        Box::new(move |_saved, grads, _needs| {
+            let g = r2c_scaled(op, &grads[0], n, d, grads[0].dtype(), scale)?;
+            let twice = n - half;
+            let weights: Vec<f64> = (0..half)
+                .map(|k| if k >= 1 && k <= twice { 2.0 } else { 1.0 })
+                .collect();
+            let mut wshape = vec![1usize; nd];
+            wshape[d] = half;
+            let w = Tensor::from_vec(weights, &wshape)?.to_dtype(g.dtype().to_real())?;
+            Ok(vec![Some(fit(&g.mul(&w)?, d, m)?)])
+        }),
+    )
 }
 
 /// The dims and sizes of an n-dimensional transform: `dims` (default: the last

@@ -34,7 +34,7 @@ pub(crate) mod complex;
 pub(crate) mod composite;
 pub(crate) mod einsum;
 pub mod elementwise;
-mod elementwise_grad;
+pub(crate) mod elementwise_grad;
 pub mod fft;
 pub(crate) mod index;
 pub mod linalg;

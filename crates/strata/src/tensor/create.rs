@@ -314,6 +314,18 @@ impl Tensor {
     }
 
     fn sample(op: &'static str, shape: &[usize], dtype: DType, fill: Fill<'_>) -> Result<Tensor> {
+        if dtype.is_complex() {
+            // PyTorch's: both parts drawn independently, each with variance ½ for `randn`
+            // (so that E|z|² = 1), each uniform in [0, 1) for `rand`.
+            let normal = matches!(fill, Fill::Normal(_));
+            let mut pairs = shape.to_vec();
+            pairs.push(2);
+            let parts = Self::sample(op, &pairs, dtype.to_real(), fill)?;
+            if normal {
+                parts.mul_(std::f64::consts::FRAC_1_SQRT_2)?;
+            }
+            return parts.view_as_complex();
+        }
         if !dtype.is_float() {
             return Err(Error::dtype(
                 op,

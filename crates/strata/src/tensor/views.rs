@@ -251,7 +251,7 @@ impl Tensor {
     /// `out`, a view of this tensor made by the op `name`, with its autograd state (none
     /// unless this tensor requires grad; see `autograd/views.rs`).
     #[inline]
-    fn grad_view(
+    pub(crate) fn grad_view(
         &self,
         out: Tensor,
         name: &'static str,
