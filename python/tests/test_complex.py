@@ -601,3 +601,20 @@ def test_rand_and_randn_of_complex_dtypes(dt, part):
     for p in (u.real, u.imag):
         assert p.min() >= 0 and p.max() < 1 and abs(p.mean() - 0.5) < 0.01
     assert st.randn_like(st.zeros(3, 2, dtype=dt)).shape == (3, 2)
+
+
+@pytest.mark.parametrize("npdt", [np.complex64, np.complex128])
+def test_logsumexp_of_complex_is_complex(npdt):
+    # log Σ exp(z), shifted by the largest real part (so 700 + i does not overflow); was
+    # cast to float32, dropping the imaginary parts.
+    z = np.array([[1 + 2j, 0.5 - 1j, -1 + 0.3j], [700 + 1j, 699 - 2j, 0j]], dtype=npdt)
+    t = st.from_numpy(z)
+    got = t.logsumexp(1).numpy()
+    assert got.dtype == npdt
+    want = [np.log(np.exp(z[0].astype(complex)).sum()),
+            700 + np.log(np.exp(z[1].astype(complex) - 700).sum())]
+    np.testing.assert_allclose(got, want, rtol=1e-5 if npdt == np.complex64 else 1e-12)
+    assert t.logsumexp(1, keepdim=True).shape == (2, 1)
+    assert t.T[::-1].logsumexp(0).shape == (2,)
+    e = st.zeros(0, 3, dtype=st.from_numpy(z).dtype).logsumexp(0).numpy()
+    assert np.all(np.isneginf(e.real)) and np.all(e.imag == 0)

@@ -115,6 +115,8 @@ def test_reductions_and_scans():
     assert gradcheck(lambda t: t.prod(), (cplx(5),))
     assert gradcheck(lambda t: t.cumsum(1), (z,))
     assert gradcheck(lambda t: t.cumprod(1), (z,))
+    assert gradcheck(lambda t: t.logsumexp(1), (z,))
+    assert gradcheck(lambda t: t.logsumexp((0, 1), keepdim=True), (z,))
 
 
 def test_cumprod_and_prod_with_a_zero():

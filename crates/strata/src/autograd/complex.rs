@@ -35,7 +35,7 @@ pub(crate) enum Rule {
 }
 
 /// The nodes of holomorphic ops: the op table's entries with complex kernels (but `abs`
-/// and `sgn`, whose complex formulas are their own), matmul, products, logsumexp.
+/// and `sgn`, whose complex formulas are their own), matmul, products.
 const HOLOMORPHIC: &[&str] = &[
     "NegBackward0",
     "PositiveBackward0",
@@ -74,7 +74,6 @@ const HOLOMORPHIC: &[&str] = &[
     "DotBackward0",
     "ProdBackward1",
     "CumprodBackward0",
-    "LogsumexpBackward0",
 ];
 
 /// The nodes of ops linear with real coefficients: views, copies, sums and means,

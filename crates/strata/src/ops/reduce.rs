@@ -454,6 +454,25 @@ fn reduce_grad(
     )
 }
 
+/// `logsumexp` of a complex tensor (PyTorch's): `log Σ exp(z − m) + m` with `m` the largest
+/// real part of each slice (0 where it is infinite), a constant to autograd, so the
+/// gradient is that of the arithmetic it is made of.
+fn complex_logsumexp(z: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+    if z.numel() == 0 {
+        return z.exp()?.sum(dims, keepdim)?.log();
+    }
+    let shift = |keep: bool| -> Result<Tensor> {
+        let _off = crate::autograd::no_grad();
+        let m = z.real()?.amax(dims, keep)?;
+        Tensor::where_cond(&m.isinf()?, 0.0, &m)
+    };
+    z.sub(&shift(true)?)?
+        .exp()?
+        .sum(dims, keepdim)?
+        .log()?
+        .add(&shift(keepdim)?)
+}
+
 /// For each element of `x`, the product of the other elements of its slice over `dims`
 /// (zeros included: exclusive products from both ends, no division).
 fn prod_of_others(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
@@ -911,11 +930,15 @@ impl Tensor {
 
     /// `log Σ exp(x)` over `dims` (all when empty), computed stably (the maximum is
     /// subtracted first). Integer and bool input is promoted to float32, as PyTorch does;
-    /// the result over an empty dim is `-inf`.
+    /// complex input gives a complex result (shifted by the largest real part); the
+    /// result over an empty dim is `-inf`.
     ///
     /// # Errors
     /// As for [`sum`](Self::sum).
     pub fn logsumexp(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        if self.is_complex() {
+            return complex_logsumexp(self, dims, keepdim);
+        }
         let out = reduce(Reduction::Logsumexp, self, dims, keepdim, 0.0, None)?;
         reduce_grad(self, out, dims, Reduction::Logsumexp, 0.0)
     }
