@@ -428,7 +428,16 @@ def test_binary_tensor_tensor(op, da, db, bshapes, la, lb, form, seed):
         with pytest.raises(err):
             apply_binary(op, form, ta, tb)
         return
-    check_binary(op, lambda: apply_binary(op, form, ta, tb), a_np, b_np, common)
+    # Comparisons and logical ops of two tensors compute in both dtypes promoted (values
+    # compared exactly), not in PyTorch's category rule where a 0-d operand does not widen.
+    if BINARY[op][3] in ("cmp", "logical") and da != db:
+        exact = promote(da, db)
+        expected, _ = np_binary(op, exact if exact is not None else common, a_np, b_np)
+        got = apply_binary(op, form, ta, tb)
+        assert got.dtype == st.bool
+        assert_values(got, expected)
+    else:
+        check_binary(op, lambda: apply_binary(op, form, ta, tb), a_np, b_np, common)
     # The inputs are untouched.
     np.testing.assert_array_equal(to_np(ta), a_np)
     np.testing.assert_array_equal(to_np(tb), b_np)

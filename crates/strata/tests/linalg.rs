@@ -482,14 +482,14 @@ fn errors_name_the_op_and_values() {
     assert!(msg(linalg::svd(&v, true).map(|p| p.0))
         .1
         .starts_with("linalg.svd: The input tensor A must have at least 2"));
-    // No backward yet: refused, not silently detached.
+    // QR has no backward yet: refused, not silently detached.
     let g = Tensor::eye(2, 2, DType::F64).unwrap();
     g.requires_grad_(true).unwrap();
     assert_eq!(
-        msg(linalg::inv(&g)),
+        msg(linalg::qr(&g, "reduced").map(|p| p.0)),
         (
             ErrorKind::Autograd,
-            "the derivative for 'linalg.inv' is not implemented.".to_string()
+            "the derivative for 'linalg.qr' is not implemented.".to_string()
         )
     );
     assert_eq!(
@@ -642,6 +642,55 @@ fn complex_factorisations_reconstruct_on_every_layout() {
                     assert!(cmax_diff(&av, &vw) < t * n as f64 * 4.0);
                 }
             }
+        }
+    }
+}
+
+/// The backward of `inv`, `det` and `solve` (`ops/linalg_grad.rs`) against central
+/// differences of a scalar loss.
+#[test]
+fn inverse_determinant_and_solve_gradients_match_finite_differences() {
+    let start = [3.0, 0.5, -0.25, 0.75, 2.5, 0.5, 0.1, -0.4, 2.0];
+    let b = Tensor::from_vec(vec![1.0f64, -2.0, 0.5, 0.25, 1.5, -1.0], &[3, 2]).unwrap();
+    type Loss = Box<dyn Fn(&Tensor) -> strata::Result<Tensor>>;
+    let losses: Vec<(&str, Loss)> = vec![
+        (
+            "Σ inv(A)·W",
+            Box::new(|a: &Tensor| {
+                let w = Tensor::arange(1, 10, 1, DType::F64)?.view(&[3, 3])?;
+                linalg::inv(a)?.mul(&w)?.sum(&[], false)
+            }),
+        ),
+        ("det(A)", Box::new(|a: &Tensor| linalg::det(a))),
+        (
+            "Σ solve(A, B)²",
+            Box::new(move |a: &Tensor| {
+                let x = linalg::solve(a, &b, true)?;
+                x.mul(&x)?.sum(&[], false)
+            }),
+        ),
+    ];
+    for (name, f) in &losses {
+        let a = Tensor::from_vec(start.to_vec(), &[3, 3]).unwrap();
+        a.requires_grad_(true).unwrap();
+        f(&a).unwrap().backward(None, false, false).unwrap();
+        let g = a.grad().unwrap().to_vec::<f64>().unwrap();
+        for (i, &gi) in g.iter().enumerate() {
+            let at = |d: f64| {
+                let mut v = start;
+                v[i] += d;
+                let _off = strata::autograd::no_grad();
+                f(&Tensor::from_vec(v.to_vec(), &[3, 3]).unwrap())
+                    .unwrap()
+                    .item()
+                    .unwrap()
+                    .to_f64()
+            };
+            let numeric = (at(1e-6) - at(-1e-6)) / 2e-6;
+            assert!(
+                (gi - numeric).abs() < 1e-6 * (1.0 + numeric.abs()),
+                "{name}: element {i}: analytic {gi}, numeric {numeric}"
+            );
         }
     }
 }

@@ -138,6 +138,13 @@ const OWN: &[&str] = &[
     "FftC2CBackward0",
     "FftR2CBackward0",
     "FftC2RBackward0",
+    "LinalgInvExBackward0",
+    "LinalgDetBackward0",
+    "LinalgSlogdetBackward0",
+    "LinalgSolveExBackward0",
+    "LinalgCholeskyExBackward0",
+    "LinalgEighBackward0",
+    "LinalgSvdBackward0",
 ];
 
 /// The rule of the node named `name`, if it has one.

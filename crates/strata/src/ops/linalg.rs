@@ -10,12 +10,12 @@
 //! tensors. float32, float64, complex64 and complex128 (eigenvalues, singular values and
 //! `log|det|` of a complex matrix are real), with PyTorch's errors for other dtypes, for
 //! non-square or 1-d inputs, and PyTorch's `LinAlgError` texts ([`Error::LinAlg`]) for a
-//! singular matrix, one that is not positive definite, or no convergence. The factorised
-//! ops have no backward yet: given a tensor that requires grad (with grad mode on) they
-//! refuse with autograd's "not implemented" error; the compositions of differentiable
-//! ops (`vector_norm`, the Frobenius/1/inf matrix norms, `trace`, `tensordot`, `vecdot`)
-//! record their parts.
+//! singular matrix, one that is not positive definite, or no convergence. Autograd: the
+//! factorisations record PyTorch's backward formulas (`ops/linalg_grad.rs`; `qr` refuses
+//! with autograd's "not implemented"), and the compositions (`pinv`, `lstsq`, the norms,
+//! `trace`, `tensordot`, `vecdot`) record their parts.
 
+use super::linalg_grad as grad;
 use crate::autograd::{needs_grad, no_grad};
 use crate::backend::backend_of;
 use crate::dtype::DType;
@@ -160,22 +160,11 @@ fn check_square(op: &'static str, t: &Tensor) -> Result<usize> {
     Ok(n)
 }
 
-/// The factorised ops have no backward: refused rather than silently detached.
-fn refuse_grad(op: &'static str, ts: &[&Tensor]) -> Result<()> {
-    if needs_grad(ts) {
-        return Err(Error::autograd(format!(
-            "the derivative for '{op}' is not implemented."
-        )));
-    }
-    Ok(())
-}
-
-/// The checks every factorised op makes first: a float32/float64/complex CPU tensor of at least
-/// two dims, not requiring grad.
+/// The checks every factorised op makes first: a float32/float64/complex CPU tensor of at
+/// least two dims. (Each op records its backward, `ops/linalg_grad.rs`, or refuses one.)
 fn prep(op: &'static str, a: &Tensor) -> Result<()> {
     check_matrix(op, a)?;
     check_float(op, a)?;
-    refuse_grad(op, &[a])?;
     if !a.device().is_cpu() {
         return Err(Error::unsupported_on(op, a.device()));
     }
@@ -299,7 +288,7 @@ pub fn cholesky(a: &Tensor, upper: bool) -> Result<Tensor> {
     check_square(OP, a)?;
     let out = fresh(OP, a.shape(), a.dtype())?;
     run(OP, Job::Cholesky { upper }, &[&out], &[a], a.ndim() > 2)?;
-    Ok(out)
+    grad::cholesky(a, out, upper)
 }
 
 /// The inverse of each square matrix (PyTorch's `linalg.inv`), through LU with partial
@@ -314,7 +303,7 @@ pub fn inv(a: &Tensor) -> Result<Tensor> {
     check_square(OP, a)?;
     let out = fresh(OP, a.shape(), a.dtype())?;
     run(OP, Job::Inv, &[&out], &[a], a.ndim() > 2)?;
-    Ok(out)
+    grad::inv(a, out)
 }
 
 /// The determinant of each square matrix, shape `(...)` (PyTorch's `linalg.det`); 1 for
@@ -331,7 +320,7 @@ pub fn det(a: &Tensor) -> Result<Tensor> {
     }
     let out = fresh(OP, batch_of(a), a.dtype())?;
     run(OP, Job::Det, &[&out], &[a], a.ndim() > 2)?;
-    Ok(out)
+    grad::det(a, out)
 }
 
 /// `(sign, logabsdet)` of each square matrix's determinant (PyTorch's `linalg.slogdet`):
@@ -354,7 +343,7 @@ pub fn slogdet(a: &Tensor) -> Result<(Tensor, Tensor)> {
     let sign = fresh(OP, batch_of(a), a.dtype())?;
     let logabs = fresh(OP, batch_of(a), real)?;
     run(OP, Job::Slogdet, &[&sign, &logabs], &[a], a.ndim() > 2)?;
-    Ok((sign, logabs))
+    grad::slogdet(a, sign, logabs)
 }
 
 /// `upper` for PyTorch's `UPLO` argument.
@@ -379,9 +368,19 @@ fn eigh_impl(op: &'static str, a: &Tensor, uplo_: &str, vectors: bool) -> Result
     if vectors {
         outs.push(fresh(op, a.shape(), a.dtype())?);
     }
+    if needs_grad(&[a]) && !vectors {
+        // eigvalsh: the backward needs the eigenvectors.
+        let mut o = eigh_impl(op, &a.detach(), uplo_, true)?;
+        let v = o.pop().expect("eigenvectors");
+        return grad::eigh(a, o.pop().expect("eigenvalues"), v, false);
+    }
     let refs: Vec<&Tensor> = outs.iter().collect();
     run(op, Job::Eigh { vectors, upper }, &refs, &[a], a.ndim() > 2)?;
-    Ok(outs)
+    if !vectors {
+        return Ok(outs);
+    }
+    let v = outs.pop().expect("eigenvectors");
+    grad::eigh(a, outs.pop().expect("eigenvalues"), v, true)
 }
 
 /// `(eigenvalues, eigenvectors)` of each symmetric (complex: Hermitian) matrix, read from
@@ -430,6 +429,7 @@ pub fn qr(a: &Tensor, mode: &str) -> Result<(Tensor, Tensor)> {
     let (m, n) = (a.shape()[nd - 2], a.shape()[nd - 1]);
     let k = m.min(n);
     let batch = batch_of(a);
+    grad::refuse(OP, &[a])?;
     let (qc, rr) = if q == QOut::Complete { (m, m) } else { (k, k) };
     if k == 0 {
         let r = Tensor::zeros(&with_batch(batch, &[rr, n]), a.dtype())?;
@@ -472,6 +472,19 @@ fn svd_impl(op: &'static str, a: &Tensor, vectors: SvdOut) -> Result<Vec<Tensor>
             s,
             eyes(batch, vr, n, a.dtype())?,
         ]);
+    }
+    if needs_grad(&[a]) {
+        if vectors == SvdOut::Full && m != n {
+            return Err(Error::autograd(format!(
+                "{op}: the derivative with full_matrices=True of a non-square matrix is not defined (the extra singular vectors are arbitrary); use full_matrices=False"
+            )));
+        }
+        // The backward needs the singular vectors, also for svdvals.
+        let mut o = svd_impl(op, &a.detach(), SvdOut::Thin)?;
+        let vh = o.pop().expect("Vh");
+        let s = o.pop().expect("S");
+        let u = o.pop().expect("U");
+        return grad::svd(a, u, s, vh, vectors != SvdOut::None);
     }
     let s = fresh(op, &with_batch(batch, &[k]), real)?;
     if vectors == SvdOut::None {
@@ -539,7 +552,6 @@ pub fn solve(a: &Tensor, b: &Tensor, left: bool) -> Result<Tensor> {
         ));
     }
     prep(OP, a)?;
-    refuse_grad(OP, &[b])?;
     let n = check_square(OP, a)?;
     if !left {
         if b.ndim() < 2 {
@@ -573,9 +585,10 @@ pub fn solve(a: &Tensor, b: &Tensor, left: bool) -> Result<Tensor> {
             .collect();
         t.expand(&s)
     };
-    let (ae, be) = (to(a, n, n)?, to(&b2, n, k)?);
+    let (ae, be) = (to(&a.detach(), n, n)?, to(&b2.detach(), n, k)?);
     let out = fresh(OP, &with_batch(&batch, &[n, k]), a.dtype())?;
     run(OP, Job::Solve, &[&out], &[&ae, &be], !batch.is_empty())?;
+    let out = grad::solve(a, &b2, out)?;
     if vector {
         out.squeeze_dims(&[-1])
     } else {
@@ -690,7 +703,6 @@ pub fn lstsq(a: &Tensor, b: &Tensor, rcond: Option<f64>, driver: Option<&str>) -
         ));
     }
     prep(OP, a)?;
-    refuse_grad(OP, &[b])?;
     let driver = driver.unwrap_or("gelsy");
     if !["gels", "gelsy", "gelsd", "gelss"].contains(&driver) {
         return Err(Error::value(
@@ -837,7 +849,6 @@ pub fn matrix_norm(a: &Tensor, ord: NormOrd, dims: [i64; 2], keepdim: bool) -> R
             })
         }
         NormOrd::Nuc | NormOrd::P(2.0) | NormOrd::P(-2.0) => {
-            refuse_grad(OP, &[a])?;
             let moved = a.movedim(&[i0, i1], &[-2, -1])?;
             let s = svdvals(&moved)?;
             let r = match ord {

@@ -38,6 +38,7 @@ pub(crate) mod elementwise_grad;
 pub mod fft;
 pub(crate) mod index;
 pub mod linalg;
+mod linalg_grad;
 pub(crate) mod reduce;
 pub(crate) mod sort;
 pub mod table;
