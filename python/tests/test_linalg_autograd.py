@@ -121,10 +121,26 @@ def test_closed_forms():
     np.testing.assert_allclose(t.grad.numpy(), -ai.T @ np.ones((2, 2)) @ ai.T)
 
 
+@pytest.mark.parametrize("npdt", DTYPES)
+@pytest.mark.parametrize("shape, mode", [((4, 3), "reduced"), ((3, 3), "reduced"),
+                                         ((2, 4), "reduced"), ((2, 4), "complete")])
+def test_qr(npdt, shape, mode):
+    a = leaf((2,) + shape, npdt)
+
+    # Q and R themselves: R's diagonal is real (LAPACK's gauge), which the formula assumes
+    def f(t):
+        q, r = st.linalg.qr(t, mode=mode)
+        return q, r, q @ r
+
+    assert gradcheck(f, (a,))
+
+
 def test_refusals():
     a = leaf((3, 3), np.float64)
-    with pytest.raises(st.AutogradError, match="derivative for 'linalg.qr' is not implemented"):
-        st.linalg.qr(a)
+    with pytest.raises(st.AutogradError, match="which is not computed when mode='r'"):
+        st.linalg.qr(a, mode="r")
+    with pytest.raises(st.AutogradError, match="not differentiable when mode='complete'"):
+        st.linalg.qr(leaf((4, 3), np.float64), mode="complete")
     with pytest.raises(st.AutogradError, match="full_matrices=True"):
         st.linalg.svd(leaf((3, 2), np.float64), full_matrices=True)
     # square: full and thin are the same decomposition
@@ -132,7 +148,7 @@ def test_refusals():
     (u @ vh).sum().backward()
     assert a.grad is not None
     with st.no_grad():
-        st.linalg.qr(a)  # without grad mode, no refusal
+        st.linalg.qr(a, mode="r")  # without grad mode, no refusal
 
 
 @pytest.mark.parametrize("npdt", DTYPES)

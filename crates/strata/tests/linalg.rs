@@ -482,15 +482,14 @@ fn errors_name_the_op_and_values() {
     assert!(msg(linalg::svd(&v, true).map(|p| p.0))
         .1
         .starts_with("linalg.svd: The input tensor A must have at least 2"));
-    // QR has no backward yet: refused, not silently detached.
+    // QR's backward needs Q: mode "r" with grad is refused, not silently detached.
     let g = Tensor::eye(2, 2, DType::F64).unwrap();
     g.requires_grad_(true).unwrap();
-    assert_eq!(
-        msg(linalg::qr(&g, "reduced").map(|p| p.0)),
-        (
-            ErrorKind::Autograd,
-            "the derivative for 'linalg.qr' is not implemented.".to_string()
-        )
+    let (kind, text) = msg(linalg::qr(&g, "r").map(|p| p.0));
+    assert_eq!(kind, ErrorKind::Autograd);
+    assert!(
+        text.contains("which is not computed when mode='r'"),
+        "{text}"
     );
     assert_eq!(
         msg(rect.expand(&[2, 3, 4]).unwrap().trace()).1,

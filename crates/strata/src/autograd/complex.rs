@@ -145,6 +145,7 @@ const OWN: &[&str] = &[
     "LinalgCholeskyExBackward0",
     "LinalgEighBackward0",
     "LinalgSvdBackward0",
+    "LinalgQrBackward0",
 ];
 
 /// The rule of the node named `name`, if it has one.

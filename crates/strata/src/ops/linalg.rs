@@ -11,9 +11,9 @@
 //! `log|det|` of a complex matrix are real), with PyTorch's errors for other dtypes, for
 //! non-square or 1-d inputs, and PyTorch's `LinAlgError` texts ([`Error::LinAlg`]) for a
 //! singular matrix, one that is not positive definite, or no convergence. Autograd: the
-//! factorisations record PyTorch's backward formulas (`ops/linalg_grad.rs`; `qr` refuses
-//! with autograd's "not implemented"), and the compositions (`pinv`, `lstsq`, the norms,
-//! `trace`, `tensordot`, `vecdot`) record their parts.
+//! factorisations record PyTorch's backward formulas (`ops/linalg_grad.rs`), and the
+//! compositions (`pinv`, `lstsq`, the norms, `trace`, `tensordot`, `vecdot`) record their
+//! parts.
 
 use super::linalg_grad as grad;
 use crate::autograd::{needs_grad, no_grad};
@@ -429,7 +429,20 @@ pub fn qr(a: &Tensor, mode: &str) -> Result<(Tensor, Tensor)> {
     let (m, n) = (a.shape()[nd - 2], a.shape()[nd - 1]);
     let k = m.min(n);
     let batch = batch_of(a);
-    grad::refuse(OP, &[a])?;
+    if needs_grad(&[a]) {
+        if q == QOut::None {
+            return Err(Error::autograd(
+                "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.",
+            ));
+        }
+        if q == QOut::Complete && m > n {
+            return Err(Error::autograd(
+                "The QR decomposition is not differentiable when mode='complete' and nrows > ncols.",
+            ));
+        }
+        let (qt, r) = qr(&a.detach(), "reduced")?;
+        return grad::qr(a, qt, r);
+    }
     let (qc, rr) = if q == QOut::Complete { (m, m) } else { (k, k) };
     if k == 0 {
         let r = Tensor::zeros(&with_batch(batch, &[rr, n]), a.dtype())?;
@@ -443,11 +456,41 @@ pub fn qr(a: &Tensor, mode: &str) -> Result<(Tensor, Tensor)> {
     let r = fresh(OP, &with_batch(batch, &[rr, n]), a.dtype())?;
     if q == QOut::None {
         run(OP, Job::Qr { q }, &[&r], &[a], nd > 2)?;
+        real_diagonal(None, &r, m, n)?;
         return Ok((Tensor::zeros(&[0], a.dtype())?, r));
     }
     let qt = fresh(OP, &with_batch(batch, &[m, qc]), a.dtype())?;
     run(OP, Job::Qr { q }, &[&qt, &r], &[a], nd > 2)?;
+    real_diagonal(Some(&qt), &r, m, n)?;
     Ok((qt, r))
+}
+
+/// A complex QR with `R`'s diagonal real, as LAPACK (NumPy, PyTorch) gives it and as the
+/// backward formula (`ops/linalg_grad.rs`) assumes: faer's reflectors keep each diagonal
+/// element's phase, so row `k` of `R` is turned onto the real axis by
+/// `d_k = ±conj(r_kk)/|r_kk|` (keeping the sign of its real part, so the turn is at most a
+/// quarter) and column `k` of `Q` by `conj(d_k)`; the product is unchanged. The signs of
+/// the diagonal, as those of a real QR, may differ from LAPACK's (each column of `Q` is
+/// unique up to its sign then), since they depend on the reflectors' bases.
+fn real_diagonal(q: Option<&Tensor>, r: &Tensor, m: usize, n: usize) -> Result<()> {
+    let k = m.min(n);
+    if !r.is_complex() || k == 0 {
+        return Ok(());
+    }
+    let _off = no_grad();
+    let d = r.diagonal(0, -2, -1)?;
+    let sign = Tensor::where_cond(&d.real()?.lt(0.0)?, -1.0, 1.0)?.to_dtype(d.dtype().to_real())?;
+    let size = d.abs()?;
+    let turn = sign.mul(&d.conj()?)?.div(&size)?;
+    let turn = Tensor::where_cond(&size.eq(0.0)?, 1.0, &turn)?;
+    r.narrow(-2, 0, k as i64)?.mul_(&turn.unsqueeze(-1)?)?;
+    // Exactly real (the product leaves an ulp or so of imaginary part).
+    r.diagonal(0, -2, -1)?.imag()?.fill_(0.0)?;
+    if let Some(q) = q {
+        q.narrow(-1, 0, k as i64)?
+            .mul_(&turn.conj()?.unsqueeze(-2)?)?;
+    }
+    Ok(())
 }
 
 fn svd_impl(op: &'static str, a: &Tensor, vectors: SvdOut) -> Result<Vec<Tensor>> {

@@ -12,7 +12,7 @@
 //! PyTorch's, or the singular-matrix error of the solve it needs.
 
 use crate::autograd::{needs_grad, record, record1, Save};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::tensor::Tensor;
 
 /// `v` as the diagonals of a batch of square matrices: `(..., k)` → `(..., k, k)`.
@@ -299,12 +299,55 @@ pub(crate) fn svd(
     }
 }
 
-/// The error of an op whose backward strata lacks.
-pub(crate) fn refuse(op: &'static str, ts: &[&Tensor]) -> Result<()> {
-    if needs_grad(ts) {
-        return Err(Error::autograd(format!(
-            "the derivative for '{op}' is not implemented."
-        )));
+/// `qr` (`A = Q·R`, reduced, or complete with `m ≤ n`). For `m ≥ n`: from
+/// `Qᴴ·dA·R⁻¹ = Ω + dR·R⁻¹` with `Ω = Qᴴ·dQ` skew-Hermitian and `dR·R⁻¹` upper triangular
+/// with a real diagonal, `gA = (Q·M + gQ − Q·Qᴴ·gQ)·R⁻ᴴ`, `M = tril(Kᴴ, −1) − tril(K, −1)
+/// − i·Im diag(K) + gR·Rᴴ`, `K = gQᴴ·Q − R·gRᴴ` (for real matrices the classic
+/// `(gQ + Q·copyltu(R·gRᵀ − gQᵀ·Q))·R⁻ᵀ`). For `m < n`, `A = [X Y]` with `X = Q·R₁` square
+/// and `Y = Q·R₂`: `gY = Q·gR₂`, and `X`'s gradient with `gQ + Y·gR₂ᴴ`.
+pub(crate) fn qr(a: &Tensor, q: Tensor, r: Tensor) -> Result<(Tensor, Tensor)> {
+    if !needs_grad(&[a]) {
+        return Ok((q, r));
     }
-    Ok(())
+    let mut out = record(
+        "LinalgQrBackward0",
+        &[a],
+        vec![q, r],
+        &[Save::Output(0), Save::Output(1)],
+        Box::new(|saved, grads, _needs| {
+            let (q, r) = (&saved[0], &saved[1]);
+            let (gq, gr) = (&grads[0], &grads[1]);
+            let m = q.shape()[q.ndim() - 2];
+            let n = r.shape()[r.ndim() - 1];
+            if m >= n {
+                return Ok(vec![Some(qr_tall(q, r, gq, gr)?)]);
+            }
+            let (mi, ni) = (m as i64, n as i64);
+            let (r1, r2) = (r.narrow(-1, 0, mi)?, r.narrow(-1, mi, ni - mi)?);
+            let (gr1, gr2) = (gr.narrow(-1, 0, mi)?, gr.narrow(-1, mi, ni - mi)?);
+            let y = q.matmul(&r2)?;
+            let gq2 = gq.add(&y.matmul(&gr2.mh()?)?)?;
+            let gx = qr_tall(q, &r1, &gq2, &gr1)?;
+            let gy = q.matmul(&gr2)?;
+            Ok(vec![Some(Tensor::cat(&[&gx, &gy], -1)?)])
+        }),
+    )?;
+    let r = out.pop().expect("two outputs");
+    Ok((out.pop().expect("two outputs"), r))
+}
+
+/// [`qr`]'s gradient for `Q` (`m × n`) and a square `R` (`n × n`), `m ≥ n`.
+fn qr_tall(q: &Tensor, r: &Tensor, gq: &Tensor, gr: &Tensor) -> Result<Tensor> {
+    let k = gq.mh()?.matmul(q)?.sub(&r.matmul(&gr.mh()?)?)?;
+    let mut m = k.mh()?.tril(-1)?.sub(&k.tril(-1)?)?;
+    if k.is_complex() {
+        let im = k.diagonal(0, -2, -1)?.imag()?;
+        m = m.sub(&diag_embed(&Tensor::complex(&im.mul(0.0)?, &im)?)?)?;
+    }
+    let m = m.add(&gr.matmul(&r.mh()?)?)?;
+    let x = q
+        .matmul(&m)?
+        .add(gq)?
+        .sub(&q.matmul(&q.mh()?.matmul(gq)?)?)?;
+    super::linalg::solve(&r.mh()?, &x, false)
 }
