@@ -70,7 +70,9 @@ def symmetric(batch, n, dt, seed=0):
     return (x + adj(x)).astype(dt)
 
 
-SQUARE_CASES = [((), 1), ((), 4), ((3,), 3), ((2, 2), 5), ((), 33)]
+# Orders up to 8 take the kernel's small-matrix LU (`kernel/linalg.rs`, `small_lu`), 9 and
+# up faer's.
+SQUARE_CASES = [((), 1), ((), 4), ((3,), 3), ((2, 2), 5), ((5,), 8), ((2,), 9), ((), 33)]
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -403,6 +405,16 @@ def test_errors():
         sing,
     )
     assert isinstance(e, RuntimeError) and isinstance(e, st.StrataError) and sla.LinAlgError is st.LinAlgError
+    # The first exactly zero pivot of LU with partial pivoting (LAPACK's getrf `info`), on
+    # both sides of the small-matrix path's bound (order 8).
+    for n in (2, 8, 9, 12):
+        for zero_col in (0, n // 2, n - 1):
+            m = np.eye(n) + np.triu(np.ones((n, n)), 1)
+            m[:, zero_col] = 0.0
+            _raises(sla.LinAlgError, rf"The diagonal element {zero_col + 1} is zero", sla.inv,
+                    st.from_numpy(m))
+            assert sla.det(st.from_numpy(m)).item() == 0.0
+            assert [x.item() for x in sla.slogdet(st.from_numpy(m))] == [0.0, -np.inf]
     batch = st.stack([st.eye(3), sing])
     _raises(sla.LinAlgError, r"^linalg\.inv: \(Batch element 1\): The diagonal element 3 is zero", sla.inv, batch)
     _raises(sla.LinAlgError, r"^torch\.linalg\.solve: The solver failed because the input matrix is singular\.$", sla.solve, sing, st.ones(3))

@@ -144,6 +144,10 @@ trait Elem:
     + PartialEq
     + std::ops::Mul<Output = Self>
     + std::ops::MulAssign
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::SubAssign
+    + std::ops::Div<Output = Self>
     + 'static
 {
     /// The real type of the parts.
@@ -628,6 +632,174 @@ fn lu_into<T: Elem>(a: MatRef<'_, T>, s: &mut Scratch<T>, par: Par) -> usize {
     info.transposition_count
 }
 
+/// Square matrices up to this order take [`small_lu`] for `inv`, `det`, `slogdet` and
+/// `solve`: a batch of tiny matrices spent most of its time in faer's per-call setup
+/// (10000 `inv`s of 4 × 4 took 1.4–1.6× NumPy's time).
+const SMALL_N: usize = 8;
+
+/// The LU factors of a square `a` of order `n ≤ SMALL_N` by Gaussian elimination with
+/// partial pivoting, as LAPACK's unblocked `getf2` (the pivot the largest modulus in its
+/// column, the rows swapped whole): `lu` row-major with stride `SMALL_N` (`L`'s unit
+/// diagonal implied), `piv[j]` the row swapped with row `j`, the number of swaps, and the
+/// first exactly zero pivot (0-based), which is skipped as LAPACK skips it.
+struct SmallLu<T> {
+    lu: [T; SMALL_N * SMALL_N],
+    piv: [usize; SMALL_N],
+    swaps: usize,
+    zero: Option<usize>,
+}
+
+fn small_lu<T: Elem>(a: MatRef<'_, T>) -> SmallLu<T> {
+    let n = a.nrows();
+    let mut lu = [T::ZERO; SMALL_N * SMALL_N];
+    for r in 0..n {
+        for c in 0..n {
+            lu[r * SMALL_N + c] = a[(r, c)];
+        }
+    }
+    let mut piv = [0usize; SMALL_N];
+    let (mut swaps, mut zero) = (0, None);
+    for j in 0..n {
+        let mut p = j;
+        let mut big = lu[j * SMALL_N + j].modulus();
+        for r in j + 1..n {
+            let v = lu[r * SMALL_N + j].modulus();
+            // The first largest, as LAPACK's `i?amax` (a NaN is not taken over a number).
+            if v > big {
+                p = r;
+                big = v;
+            }
+        }
+        piv[j] = p;
+        if lu[p * SMALL_N + j] == T::ZERO {
+            zero.get_or_insert(j);
+            continue;
+        }
+        if p != j {
+            swaps += 1;
+            for c in 0..n {
+                lu.swap(j * SMALL_N + c, p * SMALL_N + c);
+            }
+        }
+        let d = lu[j * SMALL_N + j];
+        for r in j + 1..n {
+            let l = lu[r * SMALL_N + j] / d;
+            lu[r * SMALL_N + j] = l;
+            for c in j + 1..n {
+                lu[r * SMALL_N + c] -= l * lu[j * SMALL_N + c];
+            }
+        }
+    }
+    SmallLu {
+        lu,
+        piv,
+        swaps,
+        zero,
+    }
+}
+
+/// Solves `A·x = b` in place from [`small_lu`]'s factors (no zero pivot), for one
+/// right-hand side `x` (its first `n` elements).
+fn small_solve<T: Elem>(f: &SmallLu<T>, n: usize, x: &mut [T; SMALL_N]) {
+    for j in 0..n {
+        x.swap(j, f.piv[j]);
+    }
+    for r in 1..n {
+        let mut v = x[r];
+        for c in 0..r {
+            v -= f.lu[r * SMALL_N + c] * x[c];
+        }
+        x[r] = v;
+    }
+    for r in (0..n).rev() {
+        let mut v = x[r];
+        for c in r + 1..n {
+            v -= f.lu[r * SMALL_N + c] * x[c];
+        }
+        x[r] = v / f.lu[r * SMALL_N + r];
+    }
+}
+
+/// [`one`] for `inv`, `det`, `slogdet` and `solve` of a matrix of order `n ≤ SMALL_N`.
+///
+/// # Safety
+/// As [`one`].
+unsafe fn one_small<T: Elem>(
+    job: Job,
+    a: MatRef<'_, T>,
+    b: Option<MatRef<'_, T>>,
+    o: &[Out<T>],
+    i: usize,
+) -> Option<usize> {
+    let n = a.nrows();
+    let f = small_lu(a);
+    match job {
+        Job::Det | Job::Slogdet => {
+            let start = if f.swaps % 2 == 1 {
+                T::ZERO - T::ONE
+            } else {
+                T::ONE
+            };
+            let diag = (0..n).map(|d| f.lu[d * SMALL_N + d]);
+            if job == Job::Det {
+                // SAFETY: output 0 has one element per batch element.
+                unsafe { o[0].slice(i)[0] = diag.fold(start, |p, x| p * x) };
+                return None;
+            }
+            let (mut sign, mut logabs) = (start, T::R::ZERO);
+            for x in diag {
+                let m = x.modulus();
+                logabs += m.ln_abs();
+                sign = if m == T::R::ZERO {
+                    T::ZERO
+                } else {
+                    sign * x.div_real(m)
+                };
+            }
+            // SAFETY: outputs 0 and 1 have one element per batch element; output 1 holds
+            // the real type.
+            unsafe {
+                o[0].slice(i)[0] = sign;
+                o[1].cast::<T::R>().slice(i)[0] = logabs;
+            }
+            None
+        }
+        Job::Inv | Job::Solve => {
+            if let Some(z) = f.zero {
+                return Some(z + 1);
+            }
+            let mut col = [T::ZERO; SMALL_N];
+            if job == Job::Inv {
+                // SAFETY: output 0 is `n × n` at `i`.
+                let mut out = unsafe { o[0].mat(i, n, n) };
+                for c in 0..n {
+                    col[..n].fill(T::ZERO);
+                    col[c] = T::ONE;
+                    small_solve(&f, n, &mut col);
+                    for r in 0..n {
+                        out[(r, c)] = col[r];
+                    }
+                }
+            } else {
+                let b = b.expect("solve has a right-hand side");
+                // SAFETY: output 0 is `n × rhs` at `i`.
+                let mut out = unsafe { o[0].mat(i, n, b.ncols()) };
+                for c in 0..b.ncols() {
+                    for r in 0..n {
+                        col[r] = b[(r, c)];
+                    }
+                    small_solve(&f, n, &mut col);
+                    for r in 0..n {
+                        out[(r, c)] = col[r];
+                    }
+                }
+            }
+            None
+        }
+        _ => unreachable!("one_small serves the LU jobs"),
+    }
+}
+
 /// Runs `job` on one matrix `a` (and `b`), writing batch element `i` of the outputs;
 /// `Some(info)` (LAPACK's 1-based code) when it cannot be completed.
 ///
@@ -646,6 +818,10 @@ unsafe fn one<T: Elem>(
 ) -> Option<usize> {
     let (m, n) = (a.nrows(), a.ncols());
     let k = m.min(n);
+    if n <= SMALL_N && matches!(job, Job::Inv | Job::Det | Job::Slogdet | Job::Solve) {
+        // SAFETY: the caller's contract, passed on.
+        return unsafe { one_small(job, a, b, o, i) };
+    }
     match job {
         Job::Cholesky { upper } => {
             // Upper: `U = Lᴴ`, `L` the lower factor of A from its upper triangle (the lower
@@ -700,6 +876,19 @@ unsafe fn one<T: Elem>(
         }
         Job::Det | Job::Slogdet => {
             let (swaps, _) = factor_lu(a, s, par);
+            if zero_pivot(s.work.as_ref()).is_some() {
+                // Singular: faer's elimination divided by the zero pivot (LAPACK skips
+                // it), so the later pivots may be NaN; the determinant is 0.
+                // SAFETY: outputs have one element per batch element; output 1 of
+                // slogdet holds the real type.
+                unsafe {
+                    o[0].slice(i)[0] = T::ZERO;
+                    if job == Job::Slogdet {
+                        o[1].cast::<T::R>().slice(i)[0] = T::R::ZERO.ln_abs();
+                    }
+                }
+                return None;
+            }
             let flip = swaps % 2 == 1;
             let start = if flip { T::ZERO - T::ONE } else { T::ONE };
             if job == Job::Det {
