@@ -720,6 +720,51 @@ fn small_solve<T: Elem>(f: &SmallLu<T>, n: usize, x: &mut [T; SMALL_N]) {
     }
 }
 
+/// Writes `det` (or `slogdet`'s sign and `log|det|`) of batch element `i` from the LU
+/// pivots `diag` and the number of row swaps. The sign is the product of the pivots'
+/// phases `x/|x|` (±1 for a real type) and `log|det|` the sum of `ln|x|` (real). An exactly
+/// zero pivot makes the determinant 0 (`(0, −inf)`), whatever follows it: faer's
+/// elimination divides by a zero pivot (LAPACK skips it), so the later pivots may be NaN.
+///
+/// # Safety
+/// The outputs have one element per batch element (output 1 of `slogdet` holding the
+/// real type), and element `i` is written by this call only.
+unsafe fn write_det<T: Elem>(
+    job: Job,
+    diag: impl Iterator<Item = T>,
+    swaps: usize,
+    o: &[Out<T>],
+    i: usize,
+) {
+    let mut sign = if swaps % 2 == 1 {
+        T::ZERO - T::ONE
+    } else {
+        T::ONE
+    };
+    let (mut det, mut logabs, mut zero) = (sign, T::R::ZERO, false);
+    for x in diag {
+        let m = x.modulus();
+        zero |= m == T::R::ZERO;
+        det *= x;
+        logabs += m.ln_abs();
+        if m != T::R::ZERO {
+            sign *= x.div_real(m);
+        }
+    }
+    if zero {
+        (det, sign, logabs) = (T::ZERO, T::ZERO, T::R::ZERO.ln_abs());
+    }
+    // SAFETY: the caller's contract.
+    unsafe {
+        if job == Job::Det {
+            o[0].slice(i)[0] = det;
+        } else {
+            o[0].slice(i)[0] = sign;
+            o[1].cast::<T::R>().slice(i)[0] = logabs;
+        }
+    }
+}
+
 /// [`one`] for `inv`, `det`, `slogdet` and `solve` of a matrix of order `n ≤ SMALL_N`.
 ///
 /// # Safety
@@ -735,33 +780,9 @@ unsafe fn one_small<T: Elem>(
     let f = small_lu(a);
     match job {
         Job::Det | Job::Slogdet => {
-            let start = if f.swaps % 2 == 1 {
-                T::ZERO - T::ONE
-            } else {
-                T::ONE
-            };
             let diag = (0..n).map(|d| f.lu[d * SMALL_N + d]);
-            if job == Job::Det {
-                // SAFETY: output 0 has one element per batch element.
-                unsafe { o[0].slice(i)[0] = diag.fold(start, |p, x| p * x) };
-                return None;
-            }
-            let (mut sign, mut logabs) = (start, T::R::ZERO);
-            for x in diag {
-                let m = x.modulus();
-                logabs += m.ln_abs();
-                sign = if m == T::R::ZERO {
-                    T::ZERO
-                } else {
-                    sign * x.div_real(m)
-                };
-            }
-            // SAFETY: outputs 0 and 1 have one element per batch element; output 1 holds
-            // the real type.
-            unsafe {
-                o[0].slice(i)[0] = sign;
-                o[1].cast::<T::R>().slice(i)[0] = logabs;
-            }
+            // SAFETY: the caller's contract, passed on.
+            unsafe { write_det(job, diag, f.swaps, o, i) };
             None
         }
         Job::Inv | Job::Solve => {
@@ -876,50 +897,9 @@ unsafe fn one<T: Elem>(
         }
         Job::Det | Job::Slogdet => {
             let (swaps, _) = factor_lu(a, s, par);
-            if zero_pivot(s.work.as_ref()).is_some() {
-                // Singular: faer's elimination divided by the zero pivot (LAPACK skips
-                // it), so the later pivots may be NaN; the determinant is 0.
-                // SAFETY: outputs have one element per batch element; output 1 of
-                // slogdet holds the real type.
-                unsafe {
-                    o[0].slice(i)[0] = T::ZERO;
-                    if job == Job::Slogdet {
-                        o[1].cast::<T::R>().slice(i)[0] = T::R::ZERO.ln_abs();
-                    }
-                }
-                return None;
-            }
-            let flip = swaps % 2 == 1;
-            let start = if flip { T::ZERO - T::ONE } else { T::ONE };
-            if job == Job::Det {
-                let mut det = start;
-                for d in 0..n {
-                    det *= s.work[(d, d)];
-                }
-                // SAFETY: output 0 has one element per batch element.
-                unsafe { o[0].slice(i)[0] = det };
-                return None;
-            }
-            // sign: the product of the pivots' phases `x/|x|` (±1 for a real type), 0 when
-            // a pivot is zero; log|det|: the sum of `ln|x|` (real).
-            let mut sign = start;
-            let mut logabs = T::R::ZERO;
-            for d in 0..n {
-                let x = s.work[(d, d)];
-                let m = x.modulus();
-                logabs += m.ln_abs();
-                if m == T::R::ZERO {
-                    sign = T::ZERO;
-                } else {
-                    sign *= x.div_real(m);
-                }
-            }
-            // SAFETY: outputs 0 and 1 have one element per batch element; output 1 holds
-            // the real type.
-            unsafe {
-                o[0].slice(i)[0] = sign;
-                o[1].cast::<T::R>().slice(i)[0] = logabs;
-            }
+            let diag = (0..n).map(|d| s.work[(d, d)]);
+            // SAFETY: the caller's contract, passed on.
+            unsafe { write_det(job, diag, swaps, o, i) };
             None
         }
         Job::Solve => {
