@@ -163,6 +163,18 @@ def test_closed_forms():
     np.testing.assert_allclose(z.grad.numpy(), np.conj(np.exp(v)))
 
 
+def test_empty_and_0d_complex_tensors():
+    z = st.zeros(0, 3, dtype=st.complex128).requires_grad_()
+    st.view_as_real(z).sum().backward()  # an expanded, empty gradient of the pairs
+    assert z.grad.shape == (0, 3) and z.grad.dtype == st.complex128
+    z = st.zeros(0, dtype=st.complex64).requires_grad_()
+    z.abs().sum().backward()
+    assert z.grad.shape == (0,)
+    w = st.tensor(1 + 1j, dtype=st.complex128).requires_grad_()
+    st.view_as_real(w.exp()).sum().backward()
+    np.testing.assert_allclose(w.grad.item(), np.conj(np.exp(1 + 1j)) * (1 + 1j))
+
+
 def test_abs_and_angle_at_zero_give_zero():
     z = st.tensor([0j, 1 + 1j], dtype=st.complex128).requires_grad_()
     (z.abs().sum() + z.angle().sum() + st.view_as_real(z.sgn()).sum()).backward()

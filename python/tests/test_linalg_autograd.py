@@ -170,3 +170,28 @@ def test_det_of_a_singular_matrix_has_the_cofactor_gradient(npdt):
                                atol=1e-10)
     s = st.from_numpy(a.copy()).requires_grad_()
     assert gradcheck(lambda x: st.linalg.det(x), (s,))
+
+
+def test_empty_matrices_and_batches_have_empty_gradients():
+    def grad_of(f, *shape, dtype=st.float64):
+        x = st.zeros(*shape, dtype=dtype).requires_grad_()
+        out = f(x)
+        out = out[0] if isinstance(out, tuple) else out
+        out.sum().backward()
+        assert x.grad is not None and x.grad.shape == x.shape
+        return x.grad
+
+    grad_of(st.linalg.inv, 0, 3, 3)
+    grad_of(st.linalg.inv, 0, 0)
+    # det of a 0×0 matrix is 1, a function of no entries: still part of the graph
+    grad_of(st.linalg.det, 2, 0, 0)
+    grad_of(lambda x: st.linalg.slogdet(x)[1], 0, 0)
+    grad_of(st.linalg.svdvals, 0, 3)
+    grad_of(lambda x: st.linalg.svd(x, full_matrices=False)[0], 0, 3, 2)
+    grad_of(lambda x: st.linalg.qr(x)[0], 3, 0)
+    grad_of(lambda x: st.linalg.eigh(x)[0], 0, 0)
+    grad_of(st.linalg.cholesky, 2, 0, 0)
+    a = st.eye(3, dtype=st.float64).requires_grad_()
+    b = st.zeros(3, 0, dtype=st.float64).requires_grad_()
+    st.linalg.solve(a, b).sum().backward()
+    assert a.grad.shape == (3, 3) and b.grad.shape == (3, 0)

@@ -331,11 +331,14 @@ fn make_complex<const POLAR: bool>(op: &'static str, a: &Tensor, b: &Tensor) -> 
     )
 }
 
-/// Real pairs `[.., 2]` (a gradient of `view_as_real`) as complex numbers.
+/// Real pairs `[.., 2]` (a gradient of `view_as_real`) as complex numbers: a view where the
+/// layout allows, else a fresh row-major copy's.
 fn pairs_to_complex(g: &Tensor) -> Result<Tensor> {
     match g.view_as_complex() {
         Ok(z) => Ok(z),
-        Err(_) => g.contiguous()?.view_as_complex(),
+        // `contiguous` of an empty tensor keeps its strides (nothing to move), which may
+        // not suit `view_as_complex`; `contiguous_copy` is always row-major.
+        Err(_) => g.contiguous_copy()?.view_as_complex(),
     }
 }
 

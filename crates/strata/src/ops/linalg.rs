@@ -316,7 +316,7 @@ pub fn det(a: &Tensor) -> Result<Tensor> {
     prep(OP, a)?;
     check_square(OP, a)?;
     if a.shape()[a.ndim() - 1] == 0 {
-        return Tensor::full(batch_of(a), 1.0, a.dtype());
+        return grad::det(a, Tensor::full(batch_of(a), 1.0, a.dtype())?);
     }
     let out = fresh(OP, batch_of(a), a.dtype())?;
     run(OP, Job::Det, &[&out], &[a], a.ndim() > 2)?;
@@ -335,10 +335,11 @@ pub fn slogdet(a: &Tensor) -> Result<(Tensor, Tensor)> {
     check_square(OP, a)?;
     let real = a.dtype().to_real();
     if a.shape()[a.ndim() - 1] == 0 {
-        return Ok((
+        return grad::slogdet(
+            a,
             Tensor::full(batch_of(a), 1.0, a.dtype())?,
             Tensor::zeros(batch_of(a), real)?,
-        ));
+        );
     }
     let sign = fresh(OP, batch_of(a), a.dtype())?;
     let logabs = fresh(OP, batch_of(a), real)?;
@@ -505,17 +506,6 @@ fn svd_impl(op: &'static str, a: &Tensor, vectors: SvdOut) -> Result<Vec<Tensor>
         (k, k)
     };
     let real = a.dtype().to_real();
-    if k == 0 {
-        let s = Tensor::zeros(&with_batch(batch, &[0]), real)?;
-        if vectors == SvdOut::None {
-            return Ok(vec![s]);
-        }
-        return Ok(vec![
-            eyes(batch, m, uc, a.dtype())?,
-            s,
-            eyes(batch, vr, n, a.dtype())?,
-        ]);
-    }
     if needs_grad(&[a]) {
         if vectors == SvdOut::Full && m != n {
             return Err(Error::autograd(format!(
@@ -528,6 +518,17 @@ fn svd_impl(op: &'static str, a: &Tensor, vectors: SvdOut) -> Result<Vec<Tensor>
         let s = o.pop().expect("S");
         let u = o.pop().expect("U");
         return grad::svd(a, u, s, vh, vectors != SvdOut::None);
+    }
+    if k == 0 {
+        let s = Tensor::zeros(&with_batch(batch, &[0]), real)?;
+        if vectors == SvdOut::None {
+            return Ok(vec![s]);
+        }
+        return Ok(vec![
+            eyes(batch, m, uc, a.dtype())?,
+            s,
+            eyes(batch, vr, n, a.dtype())?,
+        ]);
     }
     let s = fresh(op, &with_batch(batch, &[k]), real)?;
     if vectors == SvdOut::None {
