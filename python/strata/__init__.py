@@ -213,6 +213,7 @@ _MORE_FUNCTIONS = """
 roll tile tril triu diff scatter scatter_add take_along_dim argwhere
 sort argsort topk unique softmax log_softmax isclose allclose cross trace
 view_as_real view_as_complex conj conj_physical resolve_conj resolve_neg is_conj is_neg angle
+masked_fill
 """.split()
 
 for _name in _FUNCTIONS + _INDEX_FUNCTIONS + _MORE_FUNCTIONS:

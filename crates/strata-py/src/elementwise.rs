@@ -486,6 +486,41 @@ impl PyTensor {
     }
 }
 
+#[pymethods]
+impl PyTensor {
+    /// `masked_fill(mask, value)`: `value` (a number or a 0-d tensor) where `mask` is true.
+    fn masked_fill(
+        &self,
+        py: Python<'_>,
+        mask: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        let a = self.inner();
+        let m = tensor_arg(mask)?;
+        let v = Arg::from_py(value)?;
+        wrap(nogil(py, broadcast_numel(&[a.shape(), m.shape()]), || {
+            a.masked_fill(&m, v.operand())
+        }))
+    }
+
+    /// In-place `masked_fill`.
+    fn masked_fill_<'py>(
+        slf: PyRef<'py, Self>,
+        mask: &Bound<'py, PyAny>,
+        value: &Bound<'py, PyAny>,
+    ) -> PyResult<PyRef<'py, Self>> {
+        let a = slf.inner().clone();
+        let m = tensor_arg(mask)?;
+        let v = Arg::from_py(value)?;
+        let r = nogil(slf.py(), a.numel(), || {
+            a.masked_fill_(&m, v.operand()).map(|_| ())
+        });
+        slf.inner().adopt_autograd(&a);
+        r.py()?;
+        Ok(slf)
+    }
+}
+
 /// `where(cond, a, b)` as a module function.
 #[pyfunction]
 #[pyo3(name = "where")]

@@ -1,10 +1,13 @@
 //! Ops composed of other ops (PyTorch's semantics and messages): `softmax`,
-//! `log_softmax`, `isclose`/`allclose`, `cross`, `cumulative_sum`. They add no loop and
-//! record no node of their own: their gradients are those of the ops they are made of.
+//! `log_softmax`, `isclose`/`allclose`, `cross`, `cumulative_sum`, `masked_fill`. They
+//! add no loop and record no node of their own: their gradients are those of the ops they
+//! are made of.
 
 use crate::autograd::no_grad;
 use crate::dtype::DType;
-use crate::error::{Error, Result};
+use crate::error::{list, Error, Result};
+use crate::kernel::plan::Operand;
+use crate::layout::broadcast::broadcast_shapes;
 use crate::layout::wrap_dim;
 use crate::tensor::{Scalar, Tensor};
 
@@ -54,8 +57,70 @@ fn shifted(x: &Tensor, d: i64) -> Result<Option<Tensor>> {
     x.sub(&m).map(Some)
 }
 
+/// `masked_fill`'s checks, and its value as a 0-d tensor of `dtype` (a number converted
+/// as an element written into the tensor would be; a 0-d tensor cast, keeping its graph).
+fn masked_value(mask: &Tensor, value: Operand<'_>, dtype: DType) -> Result<Tensor> {
+    const OP: &str = "masked_fill";
+    if mask.dtype() != DType::Bool {
+        return Err(Error::dtype(
+            OP,
+            format!(
+                "masked_fill_ only supports boolean masks, but got mask with dtype {}",
+                mask.dtype().c_name()
+            ),
+        ));
+    }
+    match value {
+        Operand::Scalar(s) => Tensor::scalar_of(s, dtype),
+        Operand::Tensor(t) if t.ndim() != 0 => Err(Error::shape(
+            OP,
+            format!(
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+                t.ndim()
+            ),
+        )),
+        Operand::Tensor(t) => t.to_dtype(dtype),
+    }
+}
+
 /// # Composite ops
 impl Tensor {
+    /// `value` where `mask` is true, this tensor's element elsewhere (PyTorch's
+    /// `masked_fill`): the result has this tensor's dtype (`value`, a number or a 0-d
+    /// tensor, is converted to it) and the broadcast shape of this tensor and `mask`.
+    /// Differentiable in this tensor and a tensor `value`.
+    ///
+    /// # Errors
+    /// A mask that is not bool, a value tensor with dims (PyTorch's texts), shapes that
+    /// do not broadcast, a number the dtype cannot hold.
+    pub fn masked_fill<'a>(&self, mask: &Tensor, value: impl Into<Operand<'a>>) -> Result<Tensor> {
+        let v = masked_value(mask, value.into(), self.dtype())?;
+        Tensor::where_cond(mask, &v, self)
+    }
+
+    /// In-place [`masked_fill`](Self::masked_fill): `mask` must broadcast to this tensor's
+    /// shape. Returns this tensor.
+    ///
+    /// # Errors
+    /// As [`masked_fill`](Self::masked_fill); a mask whose broadcast with this tensor is
+    /// larger than it; the in-place rules of autograd.
+    pub fn masked_fill_<'a>(&self, mask: &Tensor, value: impl Into<Operand<'a>>) -> Result<&Self> {
+        let v = masked_value(mask, value.into(), self.dtype())?;
+        let shape = broadcast_shapes("masked_fill_", self.shape(), mask.shape())?;
+        if shape.as_slice() != self.shape() {
+            return Err(Error::shape(
+                "masked_fill_",
+                format!(
+                    "output with shape {} doesn't match the broadcast shape {}",
+                    list(self.shape()),
+                    list(&shape)
+                ),
+            ));
+        }
+        self.copy_(&Tensor::where_cond(mask, &v, self)?)?;
+        Ok(self)
+    }
+
     /// `exp(x) / Σ exp(x)` along `dim` (PyTorch's `softmax`), computed as
     /// `exp(x − max) / Σ exp(x − max)` so large inputs do not overflow. `dtype` casts the
     /// input first.
