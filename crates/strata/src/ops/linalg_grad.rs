@@ -178,8 +178,7 @@ pub(crate) fn eigh(a: &Tensor, w: Tensor, v: Tensor, vectors: bool) -> Result<Ve
     if !needs_grad(&[a]) {
         return Ok(if vectors { vec![w, v] } else { vec![w] });
     }
-    let formula: crate::autograd::Formula = Box::new(move |saved, grads, needs| {
-        let _ = needs;
+    let formula: crate::autograd::Formula = Box::new(move |saved, grads, _needs| {
         let (w, v) = (&saved[0], &saved[1]);
         let gw = &grads[0];
         let inner = if vectors {

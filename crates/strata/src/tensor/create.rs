@@ -293,12 +293,14 @@ impl Tensor {
         Ok(t)
     }
 
-    /// Uniform samples in `[0, 1)` from a generator seeded with `seed` (float dtypes).
+    /// Uniform samples in `[0, 1)` from a generator seeded with `seed` (float dtypes; a
+    /// complex one draws both parts so).
     pub fn rand(shape: &[usize], dtype: DType, seed: u64) -> Result<Tensor> {
         Self::rand_with(shape, dtype, &mut Generator::new(seed))
     }
 
-    /// Standard normal samples from a generator seeded with `seed` (float dtypes).
+    /// Standard normal samples from a generator seeded with `seed` (float dtypes; a complex
+    /// one draws both parts with variance ½, as PyTorch).
     pub fn randn(shape: &[usize], dtype: DType, seed: u64) -> Result<Tensor> {
         Self::randn_with(shape, dtype, &mut Generator::new(seed))
     }
