@@ -83,6 +83,17 @@ def test_errors_have_pytorchs_texts():
         t.masked_fill(st.ones(4, dtype=st.bool), 1.0)
     with pytest.raises(TypeError):
         t.masked_fill(st.ones(2, 3, dtype=st.bool), "x")
+    # a value the dtype cannot hold is an error, never wrapped, clipped or dropped
+    m = st.tensor([True, False])
+    for x, v, name in [(st.arange(2), 1e30, "int64_t"), (st.zeros(2, dtype=st.uint8), -1, "uint8_t"),
+                       (st.zeros(2), 1 + 2j, "float"), (st.zeros(2), st.tensor(1 + 1j), "float"),
+                       (st.arange(2), float("nan"), "int64_t")]:
+        with pytest.raises(st.StrataValueError, match=f"value cannot be converted to type {name} without overflow"):
+            x.masked_fill(m, v)
+        with pytest.raises(st.StrataValueError, match="without overflow"):
+            x.clone().masked_fill_(m, v)
+    assert st.zeros(2).masked_fill(m, 1 + 0j).tolist() == [1.0, 0.0]
+    assert st.zeros(2, dtype=st.uint8).masked_fill(m, 255).tolist() == [255, 0]
 
 
 def test_autograd():

@@ -57,8 +57,10 @@ fn shifted(x: &Tensor, d: i64) -> Result<Option<Tensor>> {
     x.sub(&m).map(Some)
 }
 
-/// `masked_fill`'s checks, and its value as a 0-d tensor of `dtype` (a number converted
-/// as an element written into the tensor would be; a 0-d tensor cast, keeping its graph).
+/// `masked_fill`'s checks, and its value as a 0-d tensor of `dtype`: a number (or a 0-d
+/// tensor's value) that `dtype` cannot hold is PyTorch's "value cannot be converted"
+/// error, as for any element write, never wrapped or clipped; a 0-d tensor is cast
+/// keeping its graph.
 fn masked_value(mask: &Tensor, value: Operand<'_>, dtype: DType) -> Result<Tensor> {
     const OP: &str = "masked_fill";
     if mask.dtype() != DType::Bool {
@@ -71,7 +73,10 @@ fn masked_value(mask: &Tensor, value: Operand<'_>, dtype: DType) -> Result<Tenso
         ));
     }
     match value {
-        Operand::Scalar(s) => Tensor::scalar_of(s, dtype),
+        Operand::Scalar(s) => {
+            s.check_fits(OP, dtype)?;
+            Tensor::scalar_of(s, dtype)
+        }
         Operand::Tensor(t) if t.ndim() != 0 => Err(Error::shape(
             OP,
             format!(
@@ -79,7 +84,12 @@ fn masked_value(mask: &Tensor, value: Operand<'_>, dtype: DType) -> Result<Tenso
                 t.ndim()
             ),
         )),
-        Operand::Tensor(t) => t.to_dtype(dtype),
+        Operand::Tensor(t) => {
+            if t.numel() == 1 && t.dtype() != dtype {
+                t.item()?.check_fits(OP, dtype)?;
+            }
+            t.to_dtype(dtype)
+        }
     }
 }
 

@@ -363,17 +363,17 @@ fn eigh_impl(op: &'static str, a: &Tensor, uplo_: &str, vectors: bool) -> Result
     prep(op, a)?;
     let n = check_square(op, a)?;
     let upper = uplo(uplo_)?;
-    let batch = batch_of(a);
-    let w = fresh(op, &with_batch(batch, &[n]), a.dtype().to_real())?;
-    let mut outs = vec![w];
-    if vectors {
-        outs.push(fresh(op, a.shape(), a.dtype())?);
-    }
     if needs_grad(&[a]) && !vectors {
         // eigvalsh: the backward needs the eigenvectors.
         let mut o = eigh_impl(op, &a.detach(), uplo_, true)?;
         let v = o.pop().expect("eigenvectors");
         return grad::eigh(a, o.pop().expect("eigenvalues"), v, false);
+    }
+    let batch = batch_of(a);
+    let w = fresh(op, &with_batch(batch, &[n]), a.dtype().to_real())?;
+    let mut outs = vec![w];
+    if vectors {
+        outs.push(fresh(op, a.shape(), a.dtype())?);
     }
     let refs: Vec<&Tensor> = outs.iter().collect();
     run(op, Job::Eigh { vectors, upper }, &refs, &[a], a.ndim() > 2)?;
