@@ -47,8 +47,9 @@ test-python: develop
 # The array API standard's test suite (data-apis/array-api-tests, a checkout with its
 # array-api submodule) against strata.array_api, standard 2024.12; not part of `make test`
 # (it needs that checkout): `make array-api ARRAY_API_TESTS=/path/to/array-api-tests`.
-# Every dtype, complex included, and the linalg and fft extensions; what still fails is
-# python/array_api_xfails.txt, with the causes. Checked with the suite's release 2026.02.26.
+# Every dtype, complex included, and the linalg and fft extensions; anything expected to
+# fail goes in python/array_api_xfails.txt with its cause (none with the suite's release
+# 2026.02.26).
 ARRAY_API_TESTS ?=
 ARRAY_API_MAX_EXAMPLES ?= 100
 array-api: develop

@@ -515,14 +515,35 @@ impl PyTensor {
 
     /// `Tensor(data, dtype=None)`: a copy of `data`. With `_alias=True` and a tensor
     /// `data`, the new object (of a subclass, `nn.Parameter`) is a detached handle to the
-    /// same view instead.
+    /// same view instead; with `_share=True`, a handle to the same view and the same
+    /// autograd state (of a subclass, `strata.array_api.Array`: one tensor, two objects).
     #[new]
-    #[pyo3(signature = (*args, dtype=None, _alias=false))]
+    #[pyo3(signature = (*args, dtype=None, _alias=false, _share=false))]
     fn py_new(
         args: &Bound<'_, PyTuple>,
         dtype: Option<&Bound<'_, PyAny>>,
         _alias: bool,
+        _share: bool,
     ) -> PyResult<Self> {
+        if _share {
+            let t = match (args.len(), dtype) {
+                (1, None) => args.get_item(0)?,
+                _ => {
+                    return Err(pyo3::exceptions::PyTypeError::new_err(
+                        "Tensor(_share=True) takes one tensor and no dtype",
+                    ))
+                }
+            };
+            let t = t.cast::<PyTensor>().map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(format!(
+                    "Tensor(_share=True) takes a tensor, got {}",
+                    t.get_type()
+                        .name()
+                        .map_or_else(|_| "?".into(), |n| n.to_string())
+                ))
+            })?;
+            return Ok(PyTensor::wrap(t.get().inner().clone()));
+        }
         // `Tensor()`, `Tensor(data)`, `Tensor(data, dtype)`.
         let (data, dtype) = match (args.len(), dtype) {
             (0, None) => return Tensor::zeros(&[0], DType::F32).py().map(PyTensor::wrap),

@@ -8,6 +8,7 @@ import math
 import strata as _st
 
 from . import _dtypes as _d
+from ._array import wrap_module
 from ._info import _check_device
 
 Tensor = _st.Tensor
@@ -199,3 +200,5 @@ def tril(x, /, *, k=0) -> Tensor:
 
 def triu(x, /, *, k=0) -> Tensor:
     return x.triu(k)
+
+wrap_module(globals(), __all__)

@@ -12,6 +12,7 @@ import builtins
 import strata as _st
 
 from . import _dtypes as _d
+from ._array import _as_array, wrap_module
 
 Tensor = _st.Tensor
 
@@ -46,8 +47,9 @@ def _binary(std_name: str, st_name: str):
 
     def fn(x1, x2, /):
         x1, x2 = _operands(x1, x2, std_name)
-        return op(x1, x2)
+        return _as_array(op(x1, x2))
 
+    fn._returns_arrays = True
     fn.__name__ = fn.__qualname__ = std_name
     fn.__doc__ = f"The array API's ``{std_name}`` (``strata.{st_name}``)."
     return fn
@@ -59,8 +61,9 @@ def _unary(std_name: str, st_name: str):
     def fn(x, /):
         if not isinstance(x, Tensor):
             raise TypeError(f"{std_name}: expected an array, got {type(x).__name__}")
-        return op(x)
+        return _as_array(op(x))
 
+    fn._returns_arrays = True
     fn.__name__ = fn.__qualname__ = std_name
     fn.__doc__ = f"The array API's ``{std_name}`` (``Tensor.{st_name}``)."
     return fn
@@ -186,3 +189,5 @@ def imag(x, /) -> Tensor:
 
 
 __all__ += ["conj", "real", "imag"]
+
+wrap_module(globals(), __all__)

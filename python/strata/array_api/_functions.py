@@ -15,6 +15,7 @@ from typing import NamedTuple
 import strata as _st
 
 from . import _dtypes as _d
+from ._array import wrap_module
 from ._elementwise import _operands
 
 Tensor = _st.Tensor
@@ -557,3 +558,5 @@ def any(x, /, *, axis=None, keepdims=False) -> Tensor:  # noqa: A001
 def diff(x, /, *, axis=-1, n=1, prepend=None, append=None) -> Tensor:
     _check_array(x, "diff")
     return x.diff(n, axis, prepend, append)
+
+wrap_module(globals(), __all__)

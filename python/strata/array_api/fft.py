@@ -12,6 +12,7 @@ from __future__ import annotations
 import strata as _st
 
 from . import _dtypes as _d
+from ._array import wrap_module
 from ._functions import _axes, _check_array
 from ._info import _check_device
 
@@ -130,3 +131,5 @@ def fftshift(x, /, *, axes=None) -> Tensor:
 def ifftshift(x, /, *, axes=None) -> Tensor:
     _check_array(x, "ifftshift")
     return _st.fft.ifftshift(x, dim=None if axes is None else list(_axes(axes, x.ndim, "ifftshift")))
+
+wrap_module(globals(), __all__)

@@ -16,6 +16,7 @@ from typing import NamedTuple
 import strata as _st
 
 from . import _dtypes as _d
+from ._array import wrap_module
 from ._functions import _axes, _check_array, _sum_dtype, matmul, matrix_transpose, tensordot, vecdot
 
 Tensor = _st.Tensor
@@ -233,3 +234,5 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2) -> Tensor:
     if x.ndim == 0:
         return _st.linalg.vector_norm(x, ord=ord)
     return _st.linalg.vector_norm(x, ord=ord, dim=dims, keepdim=keepdims)
+
+wrap_module(globals(), __all__)
