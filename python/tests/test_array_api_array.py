@@ -230,6 +230,7 @@ def test_every_kind_of_result_is_an_array(xp):
         assert all(type(r) is xp.Array for r in group), group
     assert type(xp.linalg.eigh(x)).__name__ == "EighResult"
     assert xp.linalg.eigh(x).eigenvalues.shape == (2,)
+    assert all(type(r) is xp.Array for r in x)  # iteration gives rows as indexing does
     # strata's own API on an Array gives plain Tensors.
     assert type(x.reshape(4)) is st.Tensor and type(st.exp(x)) is st.Tensor
 

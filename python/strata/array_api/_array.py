@@ -177,6 +177,10 @@ class Array(Tensor):
             return
         Tensor.__setitem__(self, key, value)
 
+    def __iter__(self):
+        # The rows, as Arrays (as indexing gives them).
+        return map(_as_array, Tensor.__iter__(self))
+
     def __repr__(self) -> str:
         text = Tensor.__repr__(self)
         if not text.startswith("tensor"):
