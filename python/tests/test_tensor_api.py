@@ -221,6 +221,21 @@ def test_dtype_objects():
 
 def test_dtype_pickles():
     assert pickle.loads(pickle.dumps(st.float16)) == st.float16
+    assert pickle.loads(pickle.dumps(st.float16)) is st.float16
+
+
+def test_dtypes_are_singletons():
+    """As PyTorch's: every dtype strata hands out is the module's object, so the idiom
+    ``t.dtype is strata.float32`` works."""
+    for dt in ST2NP:
+        t = st.zeros(2, dtype=dt)
+        assert t.dtype is dt and t[0].dtype is dt and t.T.dtype is dt
+        assert st.result_type(t, t) is dt
+        assert t.to(st.float64).dtype is st.float64
+        assert st.from_numpy(np.zeros(2, dtype=ST2NP[dt])).dtype is dt
+    assert st.ones(2).dtype is not st.float64
+    assert (st.half, st.double, st.cfloat) == (st.float16, st.float64, st.complex64)
+    assert st.half is st.float16 and st.long is st.int64
 
 
 # --------------------------------------------------------------------------------------

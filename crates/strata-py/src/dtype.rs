@@ -1,6 +1,7 @@
 //! `strata.dtype` objects (`strata.float32`, …).
 
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::PyAny;
 use strata::{DType, ErrorKind};
 
@@ -54,6 +55,22 @@ impl PyDType {
         let f = py.import("strata")?.getattr("_dtype_from_name")?;
         Ok((f, (self.0.name().into(),)))
     }
+}
+
+/// The one `strata.dtype` object of `dt`: the module's attribute (`strata.float32`) and
+/// what every dtype handed to Python is, so that `t.dtype is strata.float32` holds, as
+/// PyTorch's dtypes are singletons (and the getter allocates nothing).
+pub fn canonical(py: Python<'_>, dt: DType) -> PyResult<Bound<'_, PyDType>> {
+    static TABLE: PyOnceLock<Vec<Py<PyDType>>> = PyOnceLock::new();
+    let table = TABLE.get_or_try_init(py, || {
+        DType::ALL
+            .iter()
+            .map(|&d| Py::new(py, PyDType(d)))
+            .collect::<PyResult<Vec<_>>>()
+    })?;
+    // `ALL` lists every dtype once, so the search always finds it.
+    let i = DType::ALL.iter().position(|&d| d == dt).unwrap_or(0);
+    Ok(table[i].bind(py).clone())
 }
 
 /// Whether `obj` names a dtype rather than a shape: a `strata.dtype`, a string, a type

@@ -541,11 +541,13 @@ fn where_(
 
 /// `result_type(a, b)`.
 #[pyfunction]
-fn result_type_of(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<crate::dtype::PyDType> {
+fn result_type_of<'py>(
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, crate::dtype::PyDType>> {
     let (x, y) = (Arg::from_py(a)?, Arg::from_py(b)?);
-    result_type(&[x.operand(), y.operand()])
-        .py()
-        .map(crate::dtype::PyDType)
+    let dt = result_type(&[x.operand(), y.operand()]).py()?;
+    crate::dtype::canonical(a.py(), dt)
 }
 
 /// Registers the module-level elementwise functions.

@@ -42,7 +42,7 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<storage::PyUntypedStorage>()?;
     m.add_class::<dtype::PyDType>()?;
     for dt in strata::DType::ALL {
-        m.add(dt.name(), dtype::PyDType(dt))?;
+        m.add(dt.name(), dtype::canonical(m.py(), dt)?)?;
     }
     m.add_function(wrap_pyfunction!(module::tensor, m)?)?;
     m.add_function(wrap_pyfunction!(module::as_tensor, m)?)?;

@@ -219,7 +219,7 @@ impl PyTensor {
     /// `strata/storage.py`): `untyped_storage()` is the untyped one.
     fn storage(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let u = PyUntypedStorage::wrap(self.inner().storage().clone());
-        let dt = crate::dtype::PyDType(self.inner().dtype());
+        let dt = crate::dtype::canonical(py, self.inner().dtype())?;
         Ok(py
             .import("strata.storage")?
             .getattr("_typed_storage_of")?

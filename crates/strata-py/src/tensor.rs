@@ -610,8 +610,8 @@ impl PyTensor {
     }
 
     #[getter]
-    fn dtype(&self) -> PyDType {
-        PyDType(self.inner().dtype())
+    fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDType>> {
+        crate::dtype::canonical(py, self.inner().dtype())
     }
 
     #[getter]
