@@ -273,6 +273,38 @@ def test_bad_share_arguments():
         st.Tensor(_share=True)
 
 
+def test_share_as_builds_subclass_objects():
+    """``_strata._share_as(cls, t)`` (how Arrays are made): an object of ``cls`` over
+    ``t``'s tensor, in place for a subclass without slots, through ``Tensor.__new__`` for
+    one with a ``__dict__``; anything but a Tensor subclass is refused."""
+    import gc
+    import weakref
+
+    class Slotless(st.Tensor):
+        __slots__ = ()
+
+    class WithDict(st.Tensor):
+        pass
+
+    t = st.arange(6.0).reshape(2, 3).T
+    for cls in (Slotless, WithDict, st.Tensor):
+        obj = st._strata._share_as(cls, t)
+        assert type(obj) is cls
+        assert (obj.data_ptr(), obj.shape, obj.stride()) == (t.data_ptr(), t.shape, t.stride())
+        assert sys.getrefcount(obj) == 2  # the name and the call's argument
+        ref = weakref.ref(obj)
+        del obj
+        gc.collect()
+        assert ref() is None
+    w = st._strata._share_as(WithDict, t)
+    w.note = "kept"
+    assert w.note == "kept"
+    with pytest.raises(TypeError, match=r"_share_as: int is not a subclass of strata.Tensor"):
+        st._strata._share_as(int, t)
+    with pytest.raises(TypeError):
+        st._strata._share_as(Slotless, [1.0])
+
+
 def test_unknown_operands(xp):
     x = xp.asarray([1.0, 2.0])
     with pytest.raises(TypeError):

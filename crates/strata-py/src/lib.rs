@@ -79,5 +79,6 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dlpack::from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::views_built_in_place, m)?)?;
     m.add_function(wrap_pyfunction!(tensor::tensors_kept, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor::share_as, m)?)?;
     Ok(())
 }

@@ -206,6 +206,54 @@ pub fn new_view<'py>(py: Python<'py>, src: &Tensor, op: ViewOp<'_>) -> PyResult<
     }
 }
 
+/// `_share_as(cls, t)`: a new object of `cls`, a Python subclass of `Tensor` that adds no
+/// slots (`strata.array_api.Array`), over the same tensor as `t` (view, storage and
+/// autograd state shared) — what `Tensor.__new__(cls, t, _share=True)` gives, without
+/// parsing arguments: the object is built as [`new_view`] builds one.
+#[pyfunction]
+#[pyo3(name = "_share_as")]
+pub fn share_as<'py>(
+    cls: &Bound<'py, pyo3::types::PyType>,
+    t: &Bound<'py, PyTensor>,
+) -> PyResult<Bound<'py, PyAny>> {
+    use pyo3::PyTypeInfo;
+    let py = cls.py();
+    if !cls.is_subclass_of::<PyTensor>()? {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "_share_as: {} is not a subclass of strata.Tensor",
+            cls.name()?
+        )));
+    }
+    let base = PyTensor::type_object_raw(py);
+    let sub = cls.as_type_ptr();
+    // SAFETY: both are live, ready type objects.
+    let same_layout = unsafe {
+        (*sub).tp_basicsize == (*base).tp_basicsize
+            && (*sub).tp_itemsize == 0
+            && (*sub).tp_alloc.is_some()
+    };
+    let (Some(off), true) = (direct_offset(py), same_layout) else {
+        let kw = pyo3::types::PyDict::new(py);
+        kw.set_item("_share", true)?;
+        return cls.call((t,), Some(&kw));
+    };
+    let value = PyTensor::wrap(t.get().inner().clone());
+    // SAFETY: `cls` is a subtype of `Tensor` of the same size, so its objects are laid
+    // out as `Tensor`'s with the value at `off` (`direct_offset` checked that an object
+    // pyo3 builds is its allocator's zeroed memory with the value written there, which is
+    // also how pyo3 builds an object of a subtype); no Python code runs between the
+    // allocation and the write, so nothing sees the object half-built.
+    unsafe {
+        let alloc = (*sub).tp_alloc.unwrap_or(ffi::PyType_GenericAlloc);
+        let raw = alloc(sub, 0);
+        if raw.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        raw.cast::<u8>().add(off).cast::<PyTensor>().write(value);
+        Ok(Bound::from_owned_ptr(py, raw))
+    }
+}
+
 /// Nested lists of a tensor's values.
 pub fn to_list(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
     if !t.device().is_cpu() {

@@ -32,6 +32,7 @@ import strata as _st
 Tensor = _st.Tensor
 
 _new = Tensor.__new__
+_share_as = _st._strata._share_as
 _SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
 _OPERANDS = (Tensor, *_SCALARS)
 
@@ -41,7 +42,7 @@ def _as_array(t):
     same tensor). Anything not a tensor is returned as it is."""
     if type(t) is Array or not isinstance(t, Tensor):
         return t
-    return _new(Array, t, _share=True)
+    return _share_as(Array, t)
 
 
 def _arrays(result):
@@ -79,11 +80,23 @@ def wrap_module(namespace: dict, names) -> None:
             namespace[name] = returns_arrays(obj)
 
 
+# The operators whose values differ from the Tensor's even for operands of one dtype.
+_SPECIAL_VALUES = frozenset({"floor_divide", "remainder"})
+
+
 def _binary(dunder: str, fn_name: str, reflected: builtins.bool):
     tensor_op = getattr(Tensor, dunder, None)
+    direct = tensor_op is not None and fn_name not in _SPECIAL_VALUES
 
     def op(self, other):
-        if not isinstance(other, _OPERANDS):
+        if isinstance(other, Tensor):
+            if direct and self.dtype is other.dtype:
+                # One dtype: both promotion rules agree, and so do the values.
+                return _as_array(tensor_op(self, other))
+        elif isinstance(other, _SCALARS):
+            if direct:  # a Python scalar is weak under both rules
+                return _as_array(tensor_op(self, other))
+        else:
             return NotImplemented if tensor_op is None else _as_array(tensor_op(self, other))
         fn = _FUNCTIONS[fn_name]
         return fn(other, self) if reflected else fn(self, other)

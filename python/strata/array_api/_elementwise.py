@@ -44,8 +44,14 @@ def _operands(x1, x2, fn):
 
 def _binary(std_name: str, st_name: str):
     op = getattr(_st, st_name)
+    method = getattr(Tensor, st_name)
 
     def fn(x1, x2, /):
+        if isinstance(x1, Tensor) and (
+            isinstance(x2, _SCALARS) or (isinstance(x2, Tensor) and x1.dtype is x2.dtype)
+        ):
+            # Nothing to cast: strata's rule gives the standard's dtype.
+            return _as_array(method(x1, x2))
         x1, x2 = _operands(x1, x2, std_name)
         return _as_array(op(x1, x2))
 
