@@ -182,11 +182,8 @@ _NUMBER = (_builtins.int, _builtins.float, _builtins.bool, _builtins.complex)
 
 def _method(name: str):
     binary = name in _BINARY
-    method = getattr(Tensor, name)
 
     def fn(input, *args, **kwargs):
-        if type(input) is Tensor:  # (a subclass may override the method: looked up below)
-            return method(input, *args, **kwargs)
         if not isinstance(input, Tensor):
             if binary and isinstance(input, _NUMBER) and args and isinstance(args[0], Tensor) and not kwargs:
                 # A Python scalar first stays weak, as on the right: st.add(5, t) is 5 + t.
