@@ -12,8 +12,14 @@ def cases(np, st, torch):
     big = np.arange(1000, dtype=np.float64)
     tbig = st.from_numpy(big)
     mv = memoryview(big)
+    import strata.array_api as xp
+
+    xa = xp.asarray(t)  # the array API's Array over the same tensor
     out = [
         ("t + t (100 f32)", lambda: t + t, lambda: a + a, (lambda: tt + tt) if torch else None),
+        # The namespace's Array: its operators check the standard's promotion in Python.
+        ("array API x + x (100 f32)", lambda: xa + xa, lambda: a + a, None),
+        ("array API xp.sum(x) (100 f32)", lambda: xp.sum(xa), lambda: np.sum(a), None),
         ("t * 2.0 (100 f32)", lambda: t * 2.0, lambda: a * 2.0,
          (lambda: tt * 2.0) if torch else None),
         ("t.exp() (100 f32)", lambda: t.exp(), lambda: np.exp(a),

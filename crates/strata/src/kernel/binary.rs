@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::elementwise_loops::{binary_half_into, binary_into, unary_into};
+use super::elementwise_loops::{binary_half_into, binary_into, unary_into, ComplexParts};
 #[allow(unused_imports)] // The table's scalar functions use some of these.
 use super::math::{
     arm, dispatch, floor_div_int, floor_div_real, fmax_real, fmin_real, half_arm, heaviside_int,
@@ -48,7 +48,7 @@ macro_rules! binary_kernel {
                 $op, $ta.dtype());
             complex _C => arm!([$({
                 fn k<C: Complex>($a: C, $b: C) -> C { $cx }
-                binary_into($op, $cost, $out, $ta, $tb, k::<_C>)
+                binary_into($op, $cost, $out, $ta, $tb, ComplexParts(k::<_C>))
             })?] $op, $ta.dtype());
             bool => arm!([$({
                 fn k($a: bool, $b: bool) -> bool { $bl }

@@ -176,7 +176,7 @@ impl Tensor {
             return a.mul(&b);
         }
         let out = Tensor::zeros(&[self.shape()[0], vec2.shape()[0]], dt)?;
-        with_dtype!(dt, T => binary_into::<T, T, T, _>(OP, Cost::Memory, &out, &a, &b, |x, y| x.mul(y)))?;
+        with_dtype!(dt, T => binary_into::<T, T, T, _>(OP, Cost::Memory, &out, &a, &b, |x: T, y: T| x.mul(y)))?;
         Ok(out)
     }
 }
