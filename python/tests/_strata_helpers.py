@@ -7,6 +7,7 @@ Not a test module (no ``test_`` prefix); the suites import it by name.
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 from hypothesis import settings
@@ -236,3 +237,18 @@ def bf16_round(x: np.ndarray) -> np.ndarray:
     nan = ((b >> 16) | 0x40) & 0xFFFF
     isnan = (b & 0x7FFFFFFF) > 0x7F800000
     return np.where(isnan, nan, rounded).astype(np.uint16)
+
+
+def array_api_namespace():
+    """``strata.array_api``, imported for one test module only (a module-scoped fixture's
+    body): importing a submodule sets it as an attribute of ``strata``, which test_stubs
+    would count as an undeclared public name, so the module is removed again after."""
+    had = "strata.array_api" in sys.modules
+    import strata.array_api as ns
+
+    yield ns
+    if not had:
+        for name in [m for m in sys.modules if m == "strata.array_api" or m.startswith("strata.array_api.")]:
+            del sys.modules[name]
+        if hasattr(st, "array_api"):
+            delattr(st, "array_api")

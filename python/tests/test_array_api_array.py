@@ -17,21 +17,10 @@ import numpy as np
 import pytest
 
 import strata as st
-from _strata_helpers import to_np
+from _strata_helpers import array_api_namespace, to_np
 
 
-@pytest.fixture(scope="module", autouse=True)
-def xp():
-    """The namespace, imported for this module only (as in test_array_api_namespace)."""
-    had = "strata.array_api" in sys.modules
-    import strata.array_api as ns
-
-    yield ns
-    if not had:
-        for name in [m for m in sys.modules if m == "strata.array_api" or m.startswith("strata.array_api.")]:
-            del sys.modules[name]
-        if hasattr(st, "array_api"):
-            delattr(st, "array_api")
+xp = pytest.fixture(array_api_namespace, scope="module", autouse=True, name="xp")
 
 
 NUMERIC = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",

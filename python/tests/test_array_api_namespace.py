@@ -12,28 +12,15 @@ from __future__ import annotations
 import ast
 import math
 import pathlib
-import sys
 
 import numpy as np
 import pytest
 
 import strata as st
-from _strata_helpers import LAYOUTS, ST2NP, assert_values, laid_out, to_np
+from _strata_helpers import LAYOUTS, ST2NP, array_api_namespace, assert_values, laid_out, to_np
 
 
-@pytest.fixture(scope="module", autouse=True)
-def xp():
-    """The namespace, imported for this module only: importing a submodule sets it as an
-    attribute of ``strata``, which test_stubs would count as an undeclared public name."""
-    had = "strata.array_api" in sys.modules
-    import strata.array_api as ns
-
-    yield ns
-    if not had:
-        for name in [m for m in sys.modules if m == "strata.array_api" or m.startswith("strata.array_api.")]:
-            del sys.modules[name]
-        if hasattr(st, "array_api"):
-            delattr(st, "array_api")
+xp = pytest.fixture(array_api_namespace, scope="module", autouse=True, name="xp")
 
 
 RNG = np.random.default_rng
