@@ -31,7 +31,6 @@ import strata as _st
 
 Tensor = _st.Tensor
 
-_new = Tensor.__new__
 _share_as = _st._strata._share_as
 _SCALARS = (builtins.bool, builtins.int, builtins.float, builtins.complex)
 _OPERANDS = (Tensor, *_SCALARS)
@@ -206,7 +205,7 @@ class Array(Tensor):
     def __reduce_ex__(self, protocol):
         # Pickled as the plain tensor (shared memory and files included), rebuilt as an
         # Array.
-        return (_as_array, (_new(Tensor, self, _share=True),))
+        return (_as_array, (_share_as(Tensor, self),))
 
 
 _BINARY = {
