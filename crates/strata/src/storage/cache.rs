@@ -52,7 +52,7 @@
 //! The lock is held only to pick, insert or remove entries of a fixed table (no
 //! allocation or system call under it); blocks are freed after it is released.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -415,8 +415,15 @@ fn parse_bytes(s: &str) -> Option<usize> {
 
 // ------------------------------------------------------------------------- the reaper
 
-/// Wakes the reaper when the cache goes from empty to holding a block.
+/// Wakes the reaper when the cache goes from empty to holding a block while the reaper
+/// sleeps without a timeout.
 static REAPER_WAKE: Condvar = Condvar::new();
+/// Whether the reaper sleeps without a timeout (nothing was cached); read and written
+/// under the cache's lock. A reaper in a timed wait is not woken for a new block: it
+/// wakes when the block it waited for was due, finds the new one not yet due and waits
+/// again. (Waking it on every put cost a loop that allocates and frees one large output
+/// a context switch per call: a tenth of a 1 MiB float64 add.)
+static REAPER_IDLE: AtomicBool = AtomicBool::new(false);
 /// The fork generation whose process has a reaper thread (`u64::MAX`: none yet).
 static REAPER_GENERATION: AtomicU64 = AtomicU64::new(u64::MAX);
 
@@ -450,7 +457,9 @@ fn reap() {
                 // to reach).
                 match c.oldest().and_then(|t| t.checked_add(decay)) {
                     None => {
+                        REAPER_IDLE.store(true, Ordering::Relaxed);
                         c = REAPER_WAKE.wait(c).unwrap_or_else(|e| e.into_inner());
+                        REAPER_IDLE.store(false, Ordering::Relaxed);
                     }
                     Some(due) if due <= now => {
                         c.expire(now, decay, &mut out);
@@ -508,15 +517,18 @@ pub(crate) fn put(block: Block) {
     }
     let now = Instant::now();
     let mut out = Released::new();
-    let woke = {
+    let (filled, wake) = {
         let mut c = cache(&mut out);
         c.expire(now, decay(), &mut out);
         let was_empty = c.bytes == 0;
         c.put(block, now, &mut out);
-        was_empty && c.bytes > 0
+        let filled = was_empty && c.bytes > 0;
+        (filled, filled && REAPER_IDLE.load(Ordering::Relaxed))
     };
-    if woke {
+    if filled {
         ensure_reaper();
+    }
+    if wake {
         REAPER_WAKE.notify_one();
     }
     out.free();
