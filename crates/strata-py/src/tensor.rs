@@ -227,11 +227,8 @@ pub fn share_as<'py>(
     let base = PyTensor::type_object_raw(py);
     let sub = cls.as_type_ptr();
     // SAFETY: both are live, ready type objects.
-    let same_layout = unsafe {
-        (*sub).tp_basicsize == (*base).tp_basicsize
-            && (*sub).tp_itemsize == 0
-            && (*sub).tp_alloc.is_some()
-    };
+    let same_layout =
+        unsafe { (*sub).tp_basicsize == (*base).tp_basicsize && (*sub).tp_itemsize == 0 };
     let (Some(off), true) = (direct_offset(py), same_layout) else {
         let kw = pyo3::types::PyDict::new(py);
         kw.set_item("_share", true)?;
@@ -244,6 +241,7 @@ pub fn share_as<'py>(
     // also how pyo3 builds an object of a subtype); no Python code runs between the
     // allocation and the write, so nothing sees the object half-built.
     unsafe {
+        // No allocator slot means the generic one (as pyo3 and CPython read it).
         let alloc = (*sub).tp_alloc.unwrap_or(ffi::PyType_GenericAlloc);
         let raw = alloc(sub, 0);
         if raw.is_null() {

@@ -13,9 +13,9 @@ PyTorch-like API is unchanged, and a plain ``Tensor`` is accepted everywhere her
     Array([4., 6.])
 
 The ``linalg`` and ``fft`` extensions are the submodules ``strata.array_api.linalg`` and
-``strata.array_api.fft``. Extra dtypes: ``float16`` and ``bfloat16`` (kind "real floating"). Defaults:
-float32 (real floating), complex64 (complex floating), int64 (integral and indexing),
-device ``"cpu"``.
+``strata.array_api.fft``. Extra dtypes: ``float16`` and ``bfloat16`` (kind "real
+floating"). Defaults: float32 (real floating), complex64 (complex floating), int64
+(integral and indexing), device ``"cpu"``.
 """
 
 from __future__ import annotations

@@ -450,6 +450,9 @@ fn reap() {
         let mut out = Released::new();
         {
             let mut c = cache(&mut out);
+            // Awake, holding the lock (also on a forked child's first pass, which may have
+            // inherited the flag from a parent whose reaper slept).
+            REAPER_IDLE.store(false, Ordering::Relaxed);
             loop {
                 let now = Instant::now();
                 let decay = decay();
