@@ -267,6 +267,10 @@ pub trait Element:
     /// Other types stop at AVX2, where memory-bound loops already run at bandwidth.
     const VECTOR_MATH: bool = false;
 
+    /// Whether every bit pattern of the type's size is a value of it (all but `bool`), so
+    /// that storage bytes may be read through a slice of the type.
+    const ANY_BIT_PATTERN: bool = true;
+
     /// Reads one element.
     ///
     /// # Safety
@@ -401,6 +405,7 @@ complex_element!(Complex32 => C64, f32; Complex64 => C128, f64);
 impl sealed::Sealed for bool {}
 impl Element for bool {
     const DTYPE: DType = DType::Bool;
+    const ANY_BIT_PATTERN: bool = false;
 
     #[inline(always)]
     unsafe fn load(p: *const u8) -> Self {
