@@ -540,6 +540,56 @@ mod tests {
         }
     }
 
+    /// Contiguous casts through `cast_run`, into an aligned output and one a byte off
+    /// alignment, at lengths around the vector widths, against each value cast on its own.
+    #[test]
+    fn contiguous_cast_runs_match_each_value_cast() {
+        fn check<D: Element, S: Element>(make: impl Fn(usize) -> S) {
+            let (ds, ss) = (size_of::<D>(), size_of::<S>());
+            for len in [0usize, 1, 3, 7, 8, 15, 16, 17, 31, 33, 64, 100] {
+                let src: Vec<S> = (0..len).map(&make).collect();
+                for at in [0usize, 1] {
+                    let mut buf = vec![0u8; (len + 1) * ds];
+                    let o = buf.as_mut_ptr().wrapping_add(at);
+                    // SAFETY: `buf` holds `len` elements of `D` from `o`, `src` `len` of
+                    // `S`; the two are disjoint.
+                    unsafe {
+                        cast_run::<D, S>(
+                            [o, src.as_ptr() as *mut u8],
+                            [ds as isize, ss as isize],
+                            len,
+                        )
+                    };
+                    for (k, v) in src.iter().enumerate() {
+                        // SAFETY: element `k` of the output was written above.
+                        let got = unsafe { D::load(o.add(k * ds)) };
+                        let want = v.cast::<D>();
+                        let same = got == want || (got != got && want != want);
+                        assert!(
+                            same,
+                            "{:?} -> {:?} at {k} of {len}, offset {at}",
+                            S::DTYPE,
+                            D::DTYPE
+                        );
+                    }
+                }
+            }
+        }
+        check::<f64, i32>(|k| (k as i32 - 40) * 1_000_003);
+        check::<f32, f64>(|k| {
+            if k == 5 {
+                f64::NAN
+            } else {
+                (k as f64 - 30.0) * 1.0e37
+            }
+        });
+        check::<i32, f32>(|k| (k as f32 - 30.0) * 0.75e8);
+        check::<u8, i64>(|k| (k as i64 - 50) * 77);
+        check::<bool, f32>(|k| (k % 3) as f32);
+        check::<f32, bool>(|k| k % 2 == 0);
+        check::<i64, u8>(|k| (k * 41) as u8);
+    }
+
     /// The small-copy walk reads all of an overlapping source before writing (staged, as
     /// the planned path does), both ways along a storage, and takes any strides.
     #[test]

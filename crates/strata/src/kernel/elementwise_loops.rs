@@ -1742,7 +1742,7 @@ mod tests {
     /// lengths around the block and its tail.
     #[test]
     fn binary_slices_and_blocks_match_the_function_element_by_element() {
-        fn check<T: Element>(f: impl Fn(T, T) -> T + Sync + Copy, make: impl Fn(usize) -> T) {
+        fn check<T: Element, M: Map2<T, T, T>>(f: &M, make: impl Fn(usize) -> T) {
             for n in [0, 1, 2, 63, 64, 65, 127, 128, 129, 200] {
                 let x: Vec<T> = (0..n).map(&make).collect();
                 let y: Vec<T> = (0..n).map(|k| make(3 * k + 7)).collect();
@@ -1751,7 +1751,7 @@ mod tests {
                     for (dx, dy) in [(1, 1), (1, 0), (0, 1)] {
                         let want: Vec<T> = (0..n)
                             .map(|k| {
-                                f(
+                                f.one(
                                     x[if dx == 0 { 0 } else { k }],
                                     y[if dy == 0 { 0 } else { k }],
                                 )
@@ -1790,12 +1790,12 @@ mod tests {
                             unsafe {
                                 match (dx, dy) {
                                     (1, 1) => {
-                                        blocks2_on::<T, T, T, _, 1, 1>(level, o, xp, yp, n, &f)
+                                        blocks2_on::<T, T, T, _, 1, 1>(level, o, xp, yp, n, f)
                                     }
                                     (1, 0) => {
-                                        blocks2_on::<T, T, T, _, 1, 0>(level, o, xp, yp, n, &f)
+                                        blocks2_on::<T, T, T, _, 1, 0>(level, o, xp, yp, n, f)
                                     }
-                                    _ => blocks2_on::<T, T, T, _, 0, 1>(level, o, xp, yp, n, &f),
+                                    _ => blocks2_on::<T, T, T, _, 0, 1>(level, o, xp, yp, n, f),
                                 }
                             }
                             for (k, w) in want.iter().enumerate() {
@@ -1809,17 +1809,24 @@ mod tests {
                 }
             }
         }
-        check(|a: f64, b: f64| a + b, |k| (k as f64 - 50.0) * 0.37);
-        check(|a: f32, b: f32| a * b - 1.0, |k| (k as f32 - 50.0) * 1.5);
+        check(&|a: f64, b: f64| a + b, |k| (k as f64 - 50.0) * 0.37);
+        check(&|a: f32, b: f32| a * b - 1.0, |k| (k as f32 - 50.0) * 1.5);
+        check(&|a: i64, b: i64| a.wrapping_sub(b) ^ (a >> 3), |k| {
+            (k as i64 - 99) * 0x1234_5678_9abc
+        });
+        check(&|a: u8, b: u8| a.wrapping_add(b), |k| (k * 37) as u8);
+        check(&|a: bool, b: bool| a ^ b, |k| k % 3 == 0);
+        let c64 = |k: usize| crate::Complex64::new(k as f64 * 0.5 - 3.0, 1.0 - k as f64 * 0.25);
+        check(&|a: crate::Complex64, b: crate::Complex64| a * b, c64);
+        // The split-parts maps keep the block form (as slices, complex64 `a * b` and
+        // complex128 `a / b` measured slower), aligned or not.
         check(
-            |a: i64, b: i64| a.wrapping_sub(b) ^ (a >> 3),
-            |k| (k as i64 - 99) * 0x1234_5678_9abc,
+            &ComplexParts(|a: crate::Complex64, b: crate::Complex64| a * b),
+            c64,
         );
-        check(|a: u8, b: u8| a.wrapping_add(b), |k| (k * 37) as u8);
-        check(|a: bool, b: bool| a ^ b, |k| k % 3 == 0);
         check(
-            |a: crate::Complex64, b: crate::Complex64| a * b,
-            |k| crate::Complex64::new(k as f64 * 0.5 - 3.0, 1.0 - k as f64 * 0.25),
+            &ComplexParts(|a: crate::Complex32, b: crate::Complex32| a / b),
+            |k| crate::Complex32::new(k as f32 * 0.5 - 3.0, 1.5 - k as f32 * 0.25),
         );
     }
 
