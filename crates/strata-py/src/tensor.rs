@@ -1178,8 +1178,9 @@ impl PyTensor {
 
     /// A copy; `memory_format="preserve"` (default) keeps a dense layout's dim order.
     fn clone(&self, py: Python<'_>) -> PyResult<PyTensor> {
-        let t = self.inner().clone();
-        crate::compute::nogil(py, t.numel(), move || t.clone_data())
+        // By reference, as `contiguous` (a per-call cost on small tensors).
+        let t = self.inner();
+        crate::compute::nogil(py, t.numel(), || t.clone_data())
             .py()
             .map(PyTensor::wrap)
     }

@@ -459,17 +459,41 @@ unsafe fn walk_copy<T: Copy>(dst: &Tensor, src: &Tensor) {
     if n == 0 {
         return;
     }
-    // The innermost dim as a tight loop, the outer ones walked as a counter.
-    let (inner, di, si) = (shape[last], ds[last], ss[last]);
+    // The innermost dims that are one run in both layouts merge into one (a contiguous
+    // clone is then one row); that row as a tight loop, or a byte copy where both
+    // strides are 1, the outer dims walked as a counter.
+    let (mut last, mut inner) = (last, shape[last]);
+    let (di, si) = (ds[last], ss[last]);
+    while last > 0 {
+        let size = shape[last] as isize;
+        let runs = |st: &[isize]| st[last].checked_mul(size) == Some(st[last - 1]);
+        if !(runs(ds) && runs(ss)) {
+            break;
+        }
+        last -= 1;
+        inner *= shape[last];
+    }
     let outer = &shape[..last];
     let mut at = [0usize; crate::tensor::MAX_NDIM];
     for _ in 0..n / inner {
-        for k in 0..inner as isize {
-            // SAFETY: `k < inner` keeps both indices on this row, inside both layouts.
+        if di == 1 && si == 1 {
+            // SAFETY: the row's `inner` elements lie inside both layouts; the two are
+            // disjoint or identical (caller), which `copy` allows.
             unsafe {
-                o.offset(po + k * di)
-                    .write_unaligned(i.offset(pi + k * si).read_unaligned())
+                std::ptr::copy(
+                    i.offset(pi).cast::<u8>(),
+                    o.offset(po).cast::<u8>(),
+                    inner * size_of::<T>(),
+                )
             };
+        } else {
+            for k in 0..inner as isize {
+                // SAFETY: `k < inner` keeps both indices on this row, inside both layouts.
+                unsafe {
+                    o.offset(po + k * di)
+                        .write_unaligned(i.offset(pi + k * si).read_unaligned())
+                };
+            }
         }
         // Steps only within the shape, then rewinds by `(n-1)·stride`: both stay inside
         // the extent (L2), while a step past the end of a size-1 dim (whose stride may be
@@ -588,6 +612,52 @@ mod tests {
         check::<bool, f32>(|k| (k % 3) as f32);
         check::<f32, bool>(|k| k % 2 == 0);
         check::<i64, u8>(|k| (k * 41) as u8);
+    }
+
+    /// Small copies (the walk) of views whose inner dims form one run in both layouts,
+    /// in part or not at all, through `clone_data` and `contiguous`, against the index
+    /// model `value = offset + Σ index·stride` over an `arange` base.
+    #[test]
+    fn small_copies_merge_inner_runs() {
+        use crate::dtype::DType;
+        for dt in [DType::U8, DType::I16, DType::I32, DType::I64] {
+            let base = Tensor::arange(0, 240, 1, dt).unwrap();
+            let t = base.view(&[4, 6, 10]).unwrap();
+            let views = [
+                t.clone(),
+                t.slice(0, None, None, 2).unwrap(),
+                t.slice(2, Some(1), None, 2).unwrap(),
+                t.narrow(1, 1, 4).unwrap(),
+                t.narrow(2, 0, 9).unwrap(),
+                t.permute(&[1, 0, 2]).unwrap(),
+                t.permute(&[0, 2, 1]).unwrap(),
+                t.flip(&[0]).unwrap(),
+                t.flip(&[2]).unwrap(),
+                t.narrow(0, 1, 1).unwrap().narrow(1, 2, 1).unwrap(),
+            ];
+            for v in &views {
+                let (shape, strides) = (v.shape().to_vec(), v.strides().to_vec());
+                let mut want = Vec::new();
+                for a in 0..shape[0] {
+                    for b in 0..shape[1] {
+                        for c in 0..shape[2] {
+                            let at = v.offset() as isize
+                                + a as isize * strides[0]
+                                + b as isize * strides[1]
+                                + c as isize * strides[2];
+                            want.push(at as i64);
+                        }
+                    }
+                }
+                let as_i64 = |x: &Tensor| x.to_dtype(DType::I64).unwrap().to_vec::<i64>().unwrap();
+                assert_eq!(as_i64(&v.clone_data().unwrap()), want, "{dt:?} clone {v:?}");
+                assert_eq!(
+                    as_i64(&v.contiguous().unwrap()),
+                    want,
+                    "{dt:?} contiguous {v:?}"
+                );
+            }
+        }
     }
 
     /// The small-copy walk reads all of an overlapping source before writing (staged, as
