@@ -691,3 +691,98 @@ proptest! {
         let _ = parse_header(&with_magic, 10_000);
     }
 }
+
+/// One file mapped twice (Note [one file mapped twice] in `storage/mmap.rs`): copies and
+/// elementwise writes from one mapping into the other, shifted so that the ranges overlap
+/// in the file, act as if the source were read first (staged), as within one mapping;
+/// at lengths walked as small copies and past them, 1-D and through strided 2-D views,
+/// and from a byte slice of one mapping. A private (copy-on-write) map does not follow
+/// the file once written, so it is not the same memory.
+#[test]
+fn one_file_mapped_twice_stages_overlapping_copies() {
+    let shared = || NpyLoadOptions {
+        mmap: Some(MapMode::Shared),
+        ..Default::default()
+    };
+    for n in [10usize, 3000] {
+        let p = tmp("npy");
+        let base: Vec<f32> = (0..n).map(|k| k as f32).collect();
+        save_npy(&p.0, &Tensor::from_vec(base.clone(), &[n]).unwrap()).unwrap();
+        let x = load_npy(&p.0, shared()).unwrap();
+        let y = load_npy(&p.0, shared()).unwrap();
+        assert!(!x.same_storage(&y));
+        let m = n as i64;
+        // y[1:] = x[:-1] and back: a forward and a backward shift.
+        y.narrow(0, 1, m - 1)
+            .unwrap()
+            .copy_(&x.narrow(0, 0, m - 1).unwrap())
+            .unwrap();
+        let mut want = base.clone();
+        want.copy_within(0..n - 1, 1);
+        assert_eq!(x.to_vec::<f32>().unwrap(), want, "n {n}, forward shift");
+        x.narrow(0, 0, m - 1)
+            .unwrap()
+            .copy_(&y.narrow(0, 1, m - 1).unwrap())
+            .unwrap();
+        want.copy_within(1..n, 0);
+        assert_eq!(y.to_vec::<f32>().unwrap(), want, "n {n}, backward shift");
+        // An elementwise op whose output is the other mapping, shifted.
+        y.narrow(0, 2, m - 2)
+            .unwrap()
+            .add_(&x.narrow(0, 0, m - 2).unwrap())
+            .unwrap();
+        let before = want.clone();
+        for k in 0..n - 2 {
+            want[k + 2] = before[k + 2] + before[k];
+        }
+        assert_eq!(
+            x.to_vec::<f32>().unwrap(),
+            want,
+            "n {n}, add into the other mapping"
+        );
+    }
+    // 2-D: the transpose of one mapping into the other (a square: every element moves).
+    let p = tmp("npy");
+    let base: Vec<f32> = (0..64).map(|k| k as f32).collect();
+    save_npy(&p.0, &Tensor::from_vec(base.clone(), &[8, 8]).unwrap()).unwrap();
+    let x = load_npy(&p.0, shared()).unwrap();
+    let y = load_npy(&p.0, shared()).unwrap();
+    assert!(x.may_share_memory(&y));
+    let (x0, y1) = (x.narrow(0, 0, 4).unwrap(), y.narrow(0, 4, 4).unwrap());
+    assert!(!x0.may_share_memory(&y1) && x0.may_share_memory(&y.narrow(0, 3, 1).unwrap()));
+    y.copy_(&x.t().unwrap()).unwrap();
+    let want: Vec<f32> = (0..64).map(|k| base[(k % 8) * 8 + k / 8]).collect();
+    assert_eq!(
+        x.to_vec::<f32>().unwrap(),
+        want,
+        "transpose into the other mapping"
+    );
+    // A byte slice of one mapping's storage, as a tensor, against the other mapping.
+    let s = x.storage().slice_bytes("test", 4, 4 * 64).unwrap();
+    let xs = Tensor::from_parts(s, strata::Layout::contiguous(&[63]).unwrap(), DType::F32).unwrap();
+    let before = y.to_vec::<f32>().unwrap();
+    y.view(&[64])
+        .unwrap()
+        .narrow(0, 0, 63)
+        .unwrap()
+        .copy_(&xs)
+        .unwrap();
+    let mut want = before.clone();
+    want.copy_within(1..64, 0);
+    assert_eq!(
+        x.to_vec::<f32>().unwrap(),
+        want,
+        "from a slice of the other mapping"
+    );
+    // Copy-on-write: once written, its pages are its own.
+    let c = load_npy(
+        &p.0,
+        NpyLoadOptions {
+            mmap: Some(MapMode::CopyOnWrite),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(c.storage().shared_file_position(), None);
+    assert!(x.storage().shared_file_position().is_some());
+}

@@ -77,7 +77,8 @@ fn prepare<const M: usize>(
 /// cost is most of a small op's time (larger ones go through the planner, whose cost is
 /// then negligible, and which splits them across threads). Returns the element count and
 /// the broadcast flags. Whether each input is disjoint from `out` or exactly its elements
-/// is checked by address once the operands are borrowed ([`flat_disjoint`]).
+/// is checked by address once the operands are borrowed ([`flat_disjoint`]); an input
+/// over another shared file map while `out` is over one goes to the general path.
 fn flat<const M: usize>(
     out: &Tensor,
     out_dtype: crate::DType,
@@ -88,8 +89,15 @@ fn flat<const M: usize>(
         return None;
     }
     let mut one = [false; M];
+    let out_file = out.storage().maybe_shared_file_map();
     for (k, (t, dt)) in inputs.into_iter().enumerate() {
         if t.dtype() != dt {
+            return None;
+        }
+        // Another mapping of the output's file may be the same bytes at another address
+        // ([`flat_disjoint`] compares addresses): the general path stages by file offset
+        // (Note [one file mapped twice] in `storage/mmap.rs`).
+        if out_file && !t.same_storage(out) && t.storage().maybe_shared_file_map() {
             return None;
         }
         if !t.same_shape(out) || !t.is_contiguous() {
@@ -475,8 +483,8 @@ unsafe fn blocks2<
 /// block of [`RUN_BLOCK`] at a time (a known trip count keeps large functions vector
 /// code, as in [`Map1::slices`]). As slices the compiler knows the output aliases neither
 /// input, so it reads and writes the runs in address order; through local blocks it read
-/// each block's input backwards, and a float64 `a + b` on outputs of 8 MiB and more ran
-/// 1.2-1.3x slower (the README's benchmarks).
+/// each block's input backwards, and float64 `a + b` on outputs of 8 MiB and more ran
+/// measurably slower (see the README's benchmarks).
 #[inline(always)]
 fn slices2<A: Copy, B: Copy, O, const DX: usize, const DY: usize>(
     o: &mut [MaybeUninit<O>],

@@ -299,8 +299,8 @@ pub(crate) fn borrow_for<'a, const M: usize>(
 /// input costs one copy; it is never silently corrupted.
 ///
 /// Decided by addresses (see [`must_stage`]), not by storage identity: the same bytes
-/// can come back as another storage (through NumPy, DLPack, the buffer protocol, a file
-/// mapped twice).
+/// can come back as another storage (through NumPy, DLPack, the buffer protocol); for a
+/// file mapped twice, by positions in the file.
 pub fn stage_if_overlapping(dst: &Tensor, src: &Tensor) -> Result<Tensor> {
     if must_stage(dst, src) {
         src.contiguous_copy()
@@ -322,11 +322,22 @@ pub fn must_stage(dst: &Tensor, src: &Tensor) -> bool {
         return false;
     };
     let (di, si) = (dst.dtype().itemsize(), src.dtype().itemsize());
-    let dbase = dst.storage().data_ptr() as usize;
-    let sbase = if dst.same_storage(src) {
-        dbase
+    let (dp, sp) = (dst.storage(), src.storage());
+    let (dbase, sbase) = if dst.same_storage(src) {
+        let b = dp.data_ptr() as usize;
+        (b, b)
     } else {
-        src.storage().data_ptr() as usize
+        match (dp.shared_file_position(), sp.shared_file_position()) {
+            // Two mappings of one file: the same bytes at two addresses, so positions in
+            // the file decide (Note [one file mapped twice] in `storage/mmap.rs`).
+            (Some((df, d)), Some((sf, s))) if df == sf => {
+                match (usize::try_from(d), usize::try_from(s)) {
+                    (Ok(d), Ok(s)) => (d, s),
+                    _ => return true,
+                }
+            }
+            _ => (dp.data_ptr() as usize, sp.data_ptr() as usize),
+        }
     };
     // Byte ranges [lo, hi): inside their storages (L4), so these cannot overflow; the
     // saturating forms only make that independent of the invariant.

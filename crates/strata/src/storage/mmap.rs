@@ -34,6 +34,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use memmap2::{Mmap, MmapMut, MmapOptions};
@@ -325,7 +326,54 @@ pub struct FileRegion {
     pub offset: u64,
 }
 
+/// Whether `owner` is a `MAP_SHARED` map of a file with bytes.
+pub(super) fn is_shared_file_map(owner: &Owner) -> bool {
+    match owner {
+        Owner::Foreign(o) => o
+            .downcast_ref::<Arc<FileMap>>()
+            .is_some_and(|m| m.is_shared() && !m.is_empty()),
+        _ => false,
+    }
+}
+
+// Note [one file mapped twice]
+// Loading one file twice (`load(p, mmap_mode="r+")` twice, or `from_file` and `load`)
+// gives two mappings: two addresses for the same bytes, so an overlap check by address
+// (`kernel::plan::must_stage`) sees two disjoint ranges where a copy from one into the
+// other reads bytes it has already written. For `MAP_SHARED` file maps (the ones whose
+// writes reach the file and every other mapping of it), the check compares positions in
+// the file instead: `Storage::shared_file_position` gives the file and the file offset
+// of a storage's first byte. Private (copy-on-write) maps are left out: their pages stop
+// following the file once written.
+
 impl Storage {
+    /// Whether this storage may be over a `MAP_SHARED` file map (or a slice of one): one
+    /// atomic load, for paths that check overlap by address alone and must leave two
+    /// such storages to [`Storage::shared_file_position`] (Note [one file mapped twice]).
+    #[inline]
+    pub(crate) fn maybe_shared_file_map(&self) -> bool {
+        self.0.file_map.load(Ordering::Acquire)
+    }
+
+    /// For a storage over a `MAP_SHARED` file map (or a slice of one): the file's
+    /// identity and the byte offset in the file of this storage's first byte (see Note
+    /// [one file mapped twice]). `None` for any other storage, at the cost of one atomic
+    /// load.
+    pub fn shared_file_position(&self) -> Option<(SegmentId, u64)> {
+        if !self.maybe_shared_file_map() {
+            return None;
+        }
+        let root = self.borrow_root();
+        let (map, start) = root.shared_file_map()?;
+        // A slice's bytes start inside its root's (`slice_bytes`).
+        let within = (self.data_ptr() as usize).checked_sub(root.data_ptr() as usize)?;
+        let offset = map
+            .file_offset()
+            .checked_add(start as u64)?
+            .checked_add(within as u64)?;
+        Some((map.file_id(), offset))
+    }
+
     /// The shared file map behind this storage, with the storage's byte offset in it, if
     /// the storage is a `MAP_SHARED` file map (see Note [sharing file maps]).
     pub fn shared_file_map(&self) -> Option<(Arc<FileMap>, usize)> {

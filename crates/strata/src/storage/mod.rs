@@ -270,6 +270,10 @@ struct Inner {
     /// stored with the backing, under its lock, by `replace_backing`.
     ptr: AtomicPtr<u8>,
     read_only: AtomicBool,
+    /// Whether the backing (a slice's: its root's) was a `MAP_SHARED` file map when set:
+    /// a cheap first test before [`Storage::shared_file_position`] takes the lock (see
+    /// Note [one file mapped twice]). Stored with the backing by `replace_backing`.
+    file_map: AtomicBool,
     borrow: borrow::BorrowCell,
     version: AtomicU64,
     exports: AtomicUsize,
@@ -335,12 +339,17 @@ impl Storage {
         // Before any storage exists, so before any borrow can be held across a fork (see
         // `borrow::BorrowCell::refresh`).
         crate::kernel::pool::register_fork_handlers();
+        let file_map = match &root {
+            Some(r) => r.0.file_map.load(Ordering::Acquire),
+            None => mmap::is_shared_file_map(&backing.owner),
+        };
         Storage(Arc::new(Inner {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             nbytes: backing.nbytes,
             device,
             ptr: AtomicPtr::new(backing.ptr.as_ptr()),
             read_only: AtomicBool::new(backing.read_only),
+            file_map: AtomicBool::new(file_map),
             backing: Mutex::new(backing),
             borrow: borrow::BorrowCell::default(),
             version: AtomicU64::new(0),
@@ -568,6 +577,9 @@ impl Storage {
         }
         self.0.ptr.store(new.ptr.as_ptr(), Ordering::Release);
         self.0.read_only.store(new.read_only, Ordering::Release);
+        self.0
+            .file_map
+            .store(mmap::is_shared_file_map(&new.owner), Ordering::Release);
         let old = std::mem::replace(&mut *backing, new);
         drop(backing);
         drop(old);

@@ -366,12 +366,30 @@ impl Tensor {
     }
 
     /// NumPy's `may_share_memory`: true when the address ranges the two views touch
-    /// intersect (whatever storages they belong to).
+    /// intersect (whatever storages they belong to), or, for views over two mappings of
+    /// one file, the file ranges do (Note [one file mapped twice] in `storage/mmap.rs`).
     pub fn may_share_memory(&self, other: &Tensor) -> bool {
         match (self.byte_range(), other.byte_range()) {
-            (Some((a0, a1)), Some((b0, b1))) => a0 < b1 && b0 < a1,
+            (Some((a0, a1)), Some((b0, b1))) => {
+                (a0 < b1 && b0 < a1)
+                    || match (self.file_byte_range(), other.file_byte_range()) {
+                        (Some((fa, a0, a1)), Some((fb, b0, b1))) => fa == fb && a0 < b1 && b0 < a1,
+                        _ => false,
+                    }
+            }
             _ => false,
         }
+    }
+
+    /// For a view over a shared file map: the file and the byte range in it that the
+    /// view touches (`None` otherwise, or if the range does not fit in a `u64`).
+    fn file_byte_range(&self) -> Option<(crate::storage::SegmentId, u64, u64)> {
+        let (id, at) = self.storage.shared_file_position()?;
+        let item = self.dtype.itemsize() as u64;
+        let (lo, hi) = self.layout.index_range()?;
+        let start = at.checked_add((lo as u64).checked_mul(item)?)?;
+        let end = at.checked_add((hi as u64).checked_add(1)?.checked_mul(item)?)?;
+        Some((id, start, end))
     }
 }
 
