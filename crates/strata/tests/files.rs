@@ -700,16 +700,19 @@ proptest! {
 /// the file once written, so it is not the same memory.
 #[test]
 fn one_file_mapped_twice_stages_overlapping_copies() {
-    let shared = || NpyLoadOptions {
-        mmap: Some(MapMode::Shared),
-        ..Default::default()
+    let mapped = |p: &std::path::Path, mode: MapMode| {
+        let opts = NpyLoadOptions {
+            mmap: Some(mode),
+            ..Default::default()
+        };
+        load_npy(p, opts).unwrap()
     };
     for n in [10usize, 3000] {
         let p = tmp("npy");
         let base: Vec<f32> = (0..n).map(|k| k as f32).collect();
         save_npy(&p.0, &Tensor::from_vec(base.clone(), &[n]).unwrap()).unwrap();
-        let x = load_npy(&p.0, shared()).unwrap();
-        let y = load_npy(&p.0, shared()).unwrap();
+        let x = mapped(&p.0, MapMode::Shared);
+        let y = mapped(&p.0, MapMode::Shared);
         assert!(!x.same_storage(&y));
         let m = n as i64;
         // y[1:] = x[:-1] and back: a forward and a backward shift.
@@ -745,8 +748,8 @@ fn one_file_mapped_twice_stages_overlapping_copies() {
     let p = tmp("npy");
     let base: Vec<f32> = (0..64).map(|k| k as f32).collect();
     save_npy(&p.0, &Tensor::from_vec(base.clone(), &[8, 8]).unwrap()).unwrap();
-    let x = load_npy(&p.0, shared()).unwrap();
-    let y = load_npy(&p.0, shared()).unwrap();
+    let x = mapped(&p.0, MapMode::Shared);
+    let y = mapped(&p.0, MapMode::Shared);
     assert!(x.may_share_memory(&y));
     let (x0, y1) = (x.narrow(0, 0, 4).unwrap(), y.narrow(0, 4, 4).unwrap());
     assert!(!x0.may_share_memory(&y1) && x0.may_share_memory(&y.narrow(0, 3, 1).unwrap()));
@@ -775,14 +778,7 @@ fn one_file_mapped_twice_stages_overlapping_copies() {
         "from a slice of the other mapping"
     );
     // Copy-on-write: once written, its pages are its own.
-    let c = load_npy(
-        &p.0,
-        NpyLoadOptions {
-            mmap: Some(MapMode::CopyOnWrite),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let c = mapped(&p.0, MapMode::CopyOnWrite);
     assert_eq!(c.storage().shared_file_position(), None);
     assert!(x.storage().shared_file_position().is_some());
 }
