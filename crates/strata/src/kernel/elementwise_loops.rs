@@ -960,6 +960,7 @@ where
             (&lc, size_of::<C>(), c.storage().data_ptr()),
         ],
     );
+    let level = cpu::level();
     // SAFETY: as in `unary_into`, for three inputs.
     unsafe {
         lp.run(
@@ -971,6 +972,46 @@ where
                     p[2] as *const u8,
                     p[3] as *const u8,
                 );
+                // A contiguous output with each input a run or one broadcast element (the
+                // usual `clamp(x, lo, hi)`, `where(m, x, y)`, `where(m, x, 0.0)`): vector
+                // blocks; any other strides element by element.
+                let step = |st: isize, size: usize| match st {
+                    0 => Some(0),
+                    st if st == size as isize => Some(1),
+                    _ => None,
+                };
+                if s[0] == size_of::<O>() as isize {
+                    let pattern = (
+                        step(s[1], size_of::<A>()),
+                        step(s[2], size_of::<B>()),
+                        step(s[3], size_of::<C>()),
+                    );
+                    // SAFETY: the run's `n` elements of each operand at these strides lie
+                    // inside its storage (the loop's contract); inputs are disjoint from
+                    // `out` or exactly its elements (`prepare` staged the rest).
+                    let done = match pattern {
+                        (Some(1), Some(1), Some(1)) => {
+                            blocks3_on::<A, B, C, O, F, 1, 1, 1>(level, o, x, y, z, n, &f);
+                            true
+                        }
+                        (Some(1), Some(0), Some(0)) => {
+                            blocks3_on::<A, B, C, O, F, 1, 0, 0>(level, o, x, y, z, n, &f);
+                            true
+                        }
+                        (Some(1), Some(1), Some(0)) => {
+                            blocks3_on::<A, B, C, O, F, 1, 1, 0>(level, o, x, y, z, n, &f);
+                            true
+                        }
+                        (Some(1), Some(0), Some(1)) => {
+                            blocks3_on::<A, B, C, O, F, 1, 0, 1>(level, o, x, y, z, n, &f);
+                            true
+                        }
+                        _ => false,
+                    };
+                    if done {
+                        return;
+                    }
+                }
                 for k in 0..n as isize {
                     f(
                         A::load(x.offset(k * s[1])),
@@ -983,6 +1024,122 @@ where
         )
     };
     Ok(())
+}
+
+/// As [`blocks2`], for three inputs: `out[k] = f(x[k·DX], y[k·DY], z[k·DZ])`, a block of
+/// [`RUN_BLOCK`] at a time through local arrays, so that `f` runs as vector code.
+///
+/// # Safety
+/// `o` is writable for `n` elements of `O`; `x`, `y`, `z` readable for `n` elements at
+/// stride `DX`, `DY`, `DZ` (1: a run, 0: one element); each input disjoint from the output
+/// or exactly its elements (read before written, element by element).
+#[inline(always)]
+unsafe fn blocks3<
+    A: Element,
+    B: Element,
+    C: Element,
+    O: Element,
+    F: Fn(A, B, C) -> O,
+    const DX: usize,
+    const DY: usize,
+    const DZ: usize,
+>(
+    o: *mut u8,
+    x: *const u8,
+    y: *const u8,
+    z: *const u8,
+    n: usize,
+    f: &F,
+) {
+    let (sa, sb, sc, so) = (
+        size_of::<A>(),
+        size_of::<B>(),
+        size_of::<C>(),
+        size_of::<O>(),
+    );
+    let mut k = 0;
+    while k + RUN_BLOCK <= n {
+        // SAFETY: elements `k..k + RUN_BLOCK` are inside the run (caller).
+        let xa: [A; RUN_BLOCK] =
+            std::array::from_fn(|i| unsafe { A::load(x.add((k + i) * DX * sa)) });
+        // SAFETY: as above.
+        let ya: [B; RUN_BLOCK] =
+            std::array::from_fn(|i| unsafe { B::load(y.add((k + i) * DY * sb)) });
+        // SAFETY: as above.
+        let za: [C; RUN_BLOCK] =
+            std::array::from_fn(|i| unsafe { C::load(z.add((k + i) * DZ * sc)) });
+        let r: [O; RUN_BLOCK] = std::array::from_fn(|i| f(xa[i], ya[i], za[i]));
+        for (i, v) in r.iter().enumerate() {
+            // SAFETY: as above.
+            unsafe { v.store(o.add((k + i) * so)) };
+        }
+        k += RUN_BLOCK;
+    }
+    for k in k..n {
+        // SAFETY: element `k` is inside the run (caller).
+        unsafe {
+            f(
+                A::load(x.add(k * DX * sa)),
+                B::load(y.add(k * DY * sb)),
+                C::load(z.add(k * DZ * sc)),
+            )
+            .store(o.add(k * so))
+        };
+    }
+}
+
+/// [`blocks3`], compiled for AVX2 when `level` has it (as [`blocks2_on`]).
+///
+/// # Safety
+/// As for [`blocks3`]; `level` at most [`cpu::level`].
+#[inline(always)]
+unsafe fn blocks3_on<
+    A: Element,
+    B: Element,
+    C: Element,
+    O: Element,
+    F: Fn(A, B, C) -> O,
+    const DX: usize,
+    const DY: usize,
+    const DZ: usize,
+>(
+    level: Level,
+    o: *mut u8,
+    x: *const u8,
+    y: *const u8,
+    z: *const u8,
+    n: usize,
+    f: &F,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if level >= Level::Avx2 {
+        #[target_feature(enable = "avx2,fma,f16c")]
+        unsafe fn on_avx2<
+            A: Element,
+            B: Element,
+            C: Element,
+            O: Element,
+            F: Fn(A, B, C) -> O,
+            const DX: usize,
+            const DY: usize,
+            const DZ: usize,
+        >(
+            o: *mut u8,
+            x: *const u8,
+            y: *const u8,
+            z: *const u8,
+            n: usize,
+            f: &F,
+        ) {
+            // SAFETY: the contract of `blocks3_on`.
+            unsafe { blocks3::<A, B, C, O, F, DX, DY, DZ>(o, x, y, z, n, f) }
+        }
+        // SAFETY: the caller's contract; the CPU has AVX2, FMA and F16C.
+        return unsafe { on_avx2::<A, B, C, O, F, DX, DY, DZ>(o, x, y, z, n, f) };
+    }
+    let _ = level;
+    // SAFETY: the caller's contract.
+    unsafe { blocks3::<A, B, C, O, F, DX, DY, DZ>(o, x, y, z, n, f) }
 }
 
 /// `f` over `xs` through the unary block loops at CPU level `level` (at most
@@ -1836,6 +1993,149 @@ mod tests {
             &ComplexParts(|a: crate::Complex32, b: crate::Complex32| a / b),
             |k| crate::Complex32::new(k as f32 * 0.5 - 3.0, 1.5 - k as f32 * 0.25),
         );
+    }
+
+    /// `blocks3` at every level and stride pattern the ternary loop uses, out of place
+    /// and in place (the output is the first input), at lengths around the block, against
+    /// the function element by element: `clamp` on floats with NaN and crossed bounds,
+    /// `where` with a bool condition.
+    #[test]
+    fn ternary_blocks_match_the_function_element_by_element() {
+        use crate::kernel::math::{maximum_real, minimum_real};
+        fn check<A: Element, B: Element, C: Element>(
+            f: impl Fn(A, B, C) -> A + Sync + Copy,
+            xs: impl Fn(usize) -> A,
+            ys: impl Fn(usize) -> B,
+            zs: impl Fn(usize) -> C,
+        ) {
+            for n in [0usize, 1, 63, 64, 65, 130] {
+                let (x, y, z): (Vec<A>, Vec<B>, Vec<C>) = (
+                    (0..n).map(&xs).collect(),
+                    (0..n.max(1)).map(&ys).collect(),
+                    (0..n.max(1)).map(&zs).collect(),
+                );
+                for level in levels() {
+                    for pat in [(1, 1), (0, 0), (1, 0), (0, 1)] {
+                        let want: Vec<A> = (0..n)
+                            .map(|k| f(x[k], y[k * pat.0], z[k * pat.1]))
+                            .collect();
+                        for in_place in [false, true] {
+                            let mut o: Vec<A> = if in_place {
+                                x.clone()
+                            } else {
+                                vec![xs(999); n]
+                            };
+                            let op = o.as_mut_ptr() as *mut u8;
+                            let xp = if in_place {
+                                op as *const u8
+                            } else {
+                                x.as_ptr() as *const u8
+                            };
+                            let (yp, zp) = (y.as_ptr() as *const u8, z.as_ptr() as *const u8);
+                            // SAFETY: `o` and `x` hold `n` elements, `y` and `z` `n` or at
+                            // least one (stride 0); the output is disjoint from the inputs
+                            // or exactly the first; `level` only up to what the CPU has.
+                            unsafe {
+                                match pat {
+                                    (1, 1) => blocks3_on::<A, B, C, A, _, 1, 1, 1>(
+                                        level, op, xp, yp, zp, n, &f,
+                                    ),
+                                    (0, 0) => blocks3_on::<A, B, C, A, _, 1, 0, 0>(
+                                        level, op, xp, yp, zp, n, &f,
+                                    ),
+                                    (1, 0) => blocks3_on::<A, B, C, A, _, 1, 1, 0>(
+                                        level, op, xp, yp, zp, n, &f,
+                                    ),
+                                    _ => blocks3_on::<A, B, C, A, _, 1, 0, 1>(
+                                        level, op, xp, yp, zp, n, &f,
+                                    ),
+                                }
+                            }
+                            for k in 0..n {
+                                let (g, w) = (o[k], want[k]);
+                                assert!(
+                                    g == w || (g != g && w != w),
+                                    "{:?} at {k} of {n}, {level:?}, {pat:?}, in place {in_place}",
+                                    A::DTYPE
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let clamp = |x: f64, lo: f64, hi: f64| minimum_real(maximum_real(x, lo), hi);
+        let v = |k: usize| match k % 11 {
+            3 => f64::NAN,
+            7 => -0.0,
+            _ => (k as f64 - 60.0) * 0.37,
+        };
+        check(
+            clamp,
+            v,
+            |k| {
+                if k % 13 == 5 {
+                    f64::NAN
+                } else {
+                    -3.0 + (k % 4) as f64
+                }
+            },
+            |k| {
+                if k % 17 == 2 {
+                    -9.0
+                } else {
+                    4.0 - (k % 3) as f64
+                }
+            },
+        );
+        let clamp32 = |x: f32, lo: f32, hi: f32| minimum_real(maximum_real(x, lo), hi);
+        check(
+            clamp32,
+            |k| v(k) as f32,
+            |k| -1.0 - (k % 5) as f32,
+            |k| 2.0 + (k % 7) as f32,
+        );
+        check(
+            |x: i64, lo: i64, hi: i64| x.max(lo).min(hi),
+            |k| k as i64 * 7 - 300,
+            |k| -(k as i64 % 50),
+            |k| 40 + k as i64 % 9,
+        );
+        // `where`: the condition first, the output of the second input's type.
+        fn check_where<T: Element>(v: impl Fn(usize) -> T) {
+            let n = 130;
+            let m: Vec<bool> = (0..n).map(|k| k % 3 != 1).collect();
+            let (a, b): (Vec<T>, Vec<T>) = (
+                (0..n).map(&v).collect(),
+                (0..n).map(|k| v(k + 500)).collect(),
+            );
+            let f = |m: bool, x: T, y: T| if m { x } else { y };
+            for level in levels() {
+                for len in [0usize, 1, 64, 65, 130] {
+                    let mut o = vec![v(7); len];
+                    // SAFETY: every buffer holds `len` (or at least one) elements and is
+                    // disjoint from `o`; `level` only up to what the CPU has.
+                    unsafe {
+                        blocks3_on::<bool, T, T, T, _, 1, 1, 0>(
+                            level,
+                            o.as_mut_ptr() as *mut u8,
+                            m.as_ptr() as *const u8,
+                            a.as_ptr() as *const u8,
+                            b.as_ptr() as *const u8,
+                            len,
+                            &f,
+                        )
+                    };
+                    for k in 0..len {
+                        let w = if m[k] { a[k] } else { b[0] };
+                        assert!(o[k] == w, "{:?} where at {k} of {len}, {level:?}", T::DTYPE);
+                    }
+                }
+            }
+        }
+        check_where(|k| k as u8);
+        check_where(|k| k as f64 * 0.5);
+        check_where(|k| crate::Complex64::new(k as f64, -(k as f64)));
     }
 
     #[test]
