@@ -1559,3 +1559,32 @@ def test_comparisons_of_a_0d_tensor_with_another_dtype_are_exact(name, ref):
     # Same dtypes and Python scalars: unchanged.
     assert (st.tensor([1, 2], dtype=st.uint8) > st.tensor(1, dtype=st.uint8)).tolist() == [False, True]
     assert (st.tensor([0.1], dtype=st.float32) == 0.1).tolist() == [True]
+
+
+@pytest.mark.parametrize("npdt", [np.float64, np.float32, np.float16, np.int64, np.int32, np.uint8])
+def test_square_by_pow_matches_numpy_bit_for_bit(npdt):
+    """`x ** 2` (a scalar exponent, a one-element tensor, broadcast, in place) runs as
+    `x * x`, as NumPy's and PyTorch's fast paths do: the same bits as NumPy's `x ** 2`,
+    NaN, infinities, -0.0, overflow and integer wrap-around included; other exponents
+    still take the general `pow`."""
+    rng = np.random.default_rng(7)
+    if np.issubdtype(npdt, np.floating):
+        a = (rng.standard_normal(3001) * 1e3).astype(npdt)
+        a[:6] = [np.nan, np.inf, -np.inf, -0.0, 0.0, np.finfo(npdt).max]
+    else:
+        info = np.iinfo(npdt)
+        a = rng.integers(info.min, info.max, 3001, dtype=npdt, endpoint=True)
+    t = st.from_numpy(a.copy())
+    want = a ** npdt(2)
+    np.testing.assert_array_equal(np.asarray(t ** 2).view(np.uint8), want.view(np.uint8))
+    two = st.tensor(2, dtype=t.dtype)
+    got = t.view(3001, 1).pow(two.view(1, 1)).view(3001)
+    np.testing.assert_array_equal(np.asarray(got).view(np.uint8), want.view(np.uint8))
+    u = st.from_numpy(a.copy())
+    u.pow_(2)
+    np.testing.assert_array_equal(np.asarray(u).view(np.uint8), want.view(np.uint8))
+    # A strided base, and an exponent that is not 2 (the general pow, against NumPy).
+    np.testing.assert_array_equal(np.asarray(t[::3] ** 2), want[::3])
+    if np.issubdtype(npdt, np.floating) and npdt != np.float16:
+        b = np.abs(a[6:])
+        np.testing.assert_allclose(np.asarray(st.from_numpy(b) ** 3), b ** 3, rtol=4 * np.finfo(npdt).eps)

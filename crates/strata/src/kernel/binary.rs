@@ -18,7 +18,7 @@ use super::plan::output_for;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::ops::table::{Binary, Check, Cost};
-use crate::tensor::Tensor;
+use crate::tensor::{Scalar, Tensor};
 use crate::with_dtype;
 
 /// One op's kernel, by the table's form (see `ops/table.rs`). Each arm is a generic
@@ -97,6 +97,11 @@ macro_rules! define_run_binary {
         pub(crate) fn run_binary(kind: Binary, out: &Tensor, a: &Tensor, b: &Tensor) -> Result<()> {
             let op = kind.name();
             check(kind, out, b)?;
+            // `x ** 2` as `x * x`, NumPy's and PyTorch's fast path: the square rounded once,
+            // in vector blocks, where the general `pow` calls libm element by element.
+            if kind == Binary::Pow && is_two(b) {
+                return run_binary(Binary::Mul, out, a, a);
+            }
             match kind {
                 $( Binary::$Kind => binary_kernel!(op, Cost::$cost, out, a, b; $($k)*), )*
             }
@@ -105,6 +110,23 @@ macro_rules! define_run_binary {
 }
 
 crate::for_each_binary_op!(define_run_binary);
+
+/// Whether `b` is one value (a single element, or one element broadcast) equal to 2, of
+/// an integer or real dtype.
+fn is_two(b: &Tensor) -> bool {
+    if b.shape()
+        .iter()
+        .zip(b.strides())
+        .any(|(&n, &s)| n > 1 && s != 0)
+    {
+        return false;
+    }
+    match b.get_scalar(&vec![0; b.ndim()]) {
+        Ok(Scalar::Float(v)) => v == 2.0,
+        Ok(Scalar::Int(v)) => v == 2,
+        _ => false,
+    }
+}
 
 /// The op's [`Check`] on an integer divisor or exponent `b`, before anything is written.
 /// An empty result reads no divisor, as in PyTorch.
