@@ -5,7 +5,8 @@ The cases live beside this file in ``compute_*.py`` modules, one per area (``com
 transcendental functions; ``compute_half``: float16/bfloat16; ``compute_gather``:
 arg-reductions, integer and boolean indexing; ``compute_matmul``: small batches,
 symmetric products, matrix-vector; ``compute_percall``: per-call cost from Python;
-``compute_complex``: complex dtypes and FFTs). Each module defines ``cases(np, st,
+``compute_complex``: complex dtypes and FFTs; ``compute_arith``: pow and integer division
+by one divisor). Each module defines ``cases(np, st,
 torch)``, returning ``(name, strata_fn, numpy_fn, torch_fn_or_None)`` tuples; each
 function runs the case once.
 

@@ -1588,3 +1588,133 @@ def test_square_by_pow_matches_numpy_bit_for_bit(npdt):
     if np.issubdtype(npdt, np.floating) and npdt != np.float16:
         b = np.abs(a[6:])
         np.testing.assert_allclose(np.asarray(st.from_numpy(b) ** 3), b ** 3, rtol=4 * np.finfo(npdt).eps)
+
+
+def _bits(x):
+    x = np.ascontiguousarray(x)
+    return x.view(np.uint8)
+
+
+@pytest.mark.parametrize("npdt", [np.float64, np.float32, np.float16, np.int64, np.int32, np.uint8])
+@pytest.mark.parametrize("e", [3, 0.5, -1, -0.5, -2])
+def test_pow_by_special_exponents_is_the_expression(npdt, e):
+    """`x ** e` for e in (3, 0.5, -1, -0.5, -2), PyTorch's CPU fast paths: the bits of the
+    expression it stands for (`x*x*x`, `sqrt(x)`, `1/x`, `1/sqrt(x)`, `1/(x*x)`) computed
+    by NumPy in the tensor's dtype (float16 in float32, rounded once), special values
+    included (`(-0) ** 0.5` is -0 and `(-inf) ** 0.5` NaN, as `sqrt`; `(-0) ** -0.5` is
+    -inf), for a scalar exponent, a one-element tensor broadcast, in place and strided;
+    integers (cube only: negative powers are an error) wrap as `pow` does."""
+    rng = np.random.default_rng(11)
+    is_float = np.issubdtype(npdt, np.floating)
+    if not is_float and e != 3:
+        pytest.skip("integer ** float is float; integer ** negative int is an error")
+    if is_float:
+        a = (rng.standard_normal(2049) * 30).astype(npdt)
+        info = np.finfo(npdt)
+        a[:9] = [np.nan, np.inf, -np.inf, -0.0, 0.0, info.max, info.tiny, -info.tiny, info.smallest_subnormal]
+    else:
+        info = np.iinfo(npdt)
+        a = rng.integers(info.min, info.max, 2049, dtype=npdt, endpoint=True)
+    w = a.astype(np.float32) if npdt == np.float16 else a
+    one = w.dtype.type(1)
+    with np.errstate(all="ignore"):
+        want = {3: lambda: w * w * w, 0.5: lambda: np.sqrt(w), -1: lambda: one / w,
+                -0.5: lambda: one / np.sqrt(w), -2: lambda: one / (w * w)}[e]()
+    want = want.astype(npdt)
+    t = st.from_numpy(a.copy())
+    np.testing.assert_array_equal(_bits(np.asarray(t ** e)), _bits(want))
+    # The exponent as a one-element tensor broadcast against a column of the base.
+    ex = st.tensor(e, dtype=t.dtype if (is_float or e == 3) else st.float32)
+    got = t.view(2049, 1).pow(ex.view(1, 1)).view(2049)
+    np.testing.assert_array_equal(_bits(np.asarray(got)), _bits(want))
+    u = st.from_numpy(a.copy())
+    u.pow_(e)
+    np.testing.assert_array_equal(_bits(np.asarray(u)), _bits(want))
+    # A negative step; float16 through torch-like widening as above.
+    np.testing.assert_array_equal(_bits(np.asarray(t[::-3] ** e)), _bits(want[::-3]))
+    # Near the special exponents the general pow still runs (against NumPy's pow).
+    if is_float and npdt != np.float16:
+        b = np.abs(a[9:]) + npdt(0.5)
+        near = np.nextafter(npdt(e), npdt(10))
+        np.testing.assert_allclose(np.asarray(st.from_numpy(b) ** float(near)), b ** near, rtol=8 * info.eps)
+
+
+@pytest.mark.parametrize("npdt", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64])
+def test_integer_division_by_one_divisor_matches_numpy(npdt):
+    """`t // d`, `t % d` and `fmod(t, d)` with one divisor for the whole tensor (a scalar,
+    a 0-d tensor, a one-element tensor broadcast) divide by a multiplier
+    (`kernel/int_divide.rs`): NumPy's values for extreme dividends and divisors (MIN, MAX,
+    ±1, powers of two, MIN // -1 wrapping to MIN), contiguous, strided and in place."""
+    rng = np.random.default_rng(5)
+    info = np.iinfo(npdt)
+    a = rng.integers(info.min, info.max, 3000, dtype=npdt, endpoint=True)
+    a[1000:2000] >>= info.bits // 2  # small values too
+    a[:6] = [info.min, info.min + 1, info.max, info.max - 1, 0, 1]
+    ds = [1, 2, 3, 7, 10, 64, info.max, info.max - 1, info.max // 3, rng.integers(1, info.max, dtype=npdt)]
+    if info.min < 0:
+        ds += [-1, -2, -7, -64, info.min, info.min + 1]
+    t = st.from_numpy(a)
+    for d in (npdt(v) for v in ds):
+        with np.errstate(all="ignore"):
+            want = {"//": a // d, "%": a % d, "fmod": np.fmod(a, d)}
+        dt = st.from_numpy(np.array(d))
+        for name, got in [
+            ("//", t // dt), ("%", t % dt), ("fmod", t.fmod(dt)),
+            ("// broadcast", t.view(3000, 1) // dt.view(1, 1)),
+        ]:
+            key = name.split()[0]
+            np.testing.assert_array_equal(np.asarray(got).reshape(-1), want[key], err_msg=f"{name} {d!r}")
+        np.testing.assert_array_equal(np.asarray(t[::-7] % dt), want["%"][::-7])
+        u = st.from_numpy(a.copy())
+        u //= dt
+        np.testing.assert_array_equal(np.asarray(u), want["//"])
+    if info.min < 0:
+        # A Python int divisor keeps the tensor's dtype.
+        np.testing.assert_array_equal(np.asarray(t // -3), a // npdt(-3))
+    with pytest.raises(Exception, match="ZeroDivisionError"):
+        t // st.from_numpy(np.array(0, dtype=npdt))
+
+
+def test_integer_division_of_an_empty_tensor_by_zero_is_empty():
+    """An empty result reads no divisor (PyTorch): zero is no error there, for a scalar
+    divisor too (the multiplier path declines it)."""
+    for dt in (st.int8, st.uint8, st.int32, st.int64):
+        e = st.tensor([], dtype=dt)
+        for got in (e // 0, e % 0, e.fmod(0), e.view(0, 1) // st.tensor(0, dtype=dt)):
+            assert got.numel() == 0 and got.dtype == dt
+
+
+@pytest.mark.parametrize("npdt", [np.float32, np.float64])
+def test_general_pow_special_values_and_accuracy_match_numpy(npdt):
+    """The vector `pow` (`f32_math::pow`, `f64_math::PowMap`) on every pair of special
+    values (signed zeros, infinities, NaN, ±1, negative bases with odd, even and
+    non-integer exponents, huge exponents, results over- and underflowing) gives NumPy's
+    (C99's) value exactly where that is 0, ±inf, NaN or ±1, and within 2 ulp elsewhere;
+    random pairs within 2 ulp, an exponent per element and broadcast."""
+    info = np.finfo(npdt)
+    v = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0,
+                  -3.0, 2.5, -2.5, 1e-3, 1e3, info.max, info.tiny, info.smallest_subnormal,
+                  1.0 + info.eps, 1.0 - info.epsneg, 2.0**40, -(2.0**40) - 1, 127.5,
+                  -149.5, 1100.0], dtype=npdt)
+    x, y = v[:, None], v[None, :]
+    with np.errstate(all="ignore"):
+        want = np.power(x, y)
+    got = np.asarray(st.from_numpy(np.ascontiguousarray(np.broadcast_to(x, want.shape)))
+                     ** st.from_numpy(np.ascontiguousarray(np.broadcast_to(y, want.shape))))
+    exact = (want == 0) | np.isinf(want) | np.isnan(want) | (np.abs(want) == 1)
+    assert np.array_equal(got[exact], want[exact], equal_nan=True)
+    signed = exact & ~np.isnan(want)  # a NaN's sign bit means nothing
+    assert np.array_equal(np.signbit(got[signed]), np.signbit(want[signed]))
+    np.testing.assert_allclose(got[~exact], want[~exact], rtol=2 * info.eps, atol=0)
+    rng = np.random.default_rng(3)
+    a = (rng.random(5000) * 20).astype(npdt)
+    b = (rng.standard_normal(5000) * 8).astype(npdt)
+    with np.errstate(all="ignore"):
+        want = np.power(a, b)
+    finite = np.isfinite(want) & (np.abs(want) >= info.tiny)
+    got = np.asarray(st.from_numpy(a) ** st.from_numpy(b))
+    np.testing.assert_allclose(got[finite], want[finite], rtol=2 * info.eps, atol=0)
+    assert np.array_equal(got[~finite] == 0, want[~finite] == 0)
+    # Broadcast exponent (not a special one), strided base.
+    np.testing.assert_allclose(np.asarray(st.from_numpy(a)[::-2] ** 1.37), a[::-2] ** npdt(1.37),
+                               rtol=2 * info.eps)

@@ -14,6 +14,7 @@ pub(crate) mod fft;
 pub(crate) mod fill;
 pub(crate) mod gather;
 pub mod half_convert;
+mod int_divide;
 pub(crate) mod linalg;
 pub(crate) mod math;
 pub mod matmul;

@@ -9,7 +9,7 @@
 //! ("float32 grade"), enough that the final rounding to float32 is the only visible one.
 
 use super::{horner, round_int};
-use crate::kernel::elementwise_loops::{Fixup, Map1, VectorFn};
+use crate::kernel::elementwise_loops::{Fixup, Map1, Map2, VectorFn, RUN_BLOCK};
 use std::f64::consts::{FRAC_1_PI, LN_2, SQRT_2};
 
 /// `1.5·2²³`: adding it rounds a float32 of magnitude below 2²² to an integer (ties to
@@ -1097,3 +1097,115 @@ const ERF_Q: [f64; 8] = [
     4.437_904_896_386_645e-06,
     7.405_055_603_858_522e-08,
 ];
+
+/// `2⁵²`: every float64 at least this large is an integer; adding and subtracting it rounds
+/// a smaller non-negative float64 to an integer.
+const TWO_52: f64 = 4_503_599_627_370_496.0;
+
+/// Whether the non-negative `v` (or NaN: false) is an integer.
+#[inline(always)]
+fn is_integer(v: f64) -> bool {
+    v >= TWO_52 || (v + TWO_52) - TWO_52 == v
+}
+
+/// `1/k!` for k = 0…10: `eʳ` by Taylor's series on `|r| ≤ ln2/2` (truncation below 2⁻⁴²).
+const EXP_TAYLOR: [f64; 11] = [
+    1.0,
+    1.0,
+    1.0 / 2.0,
+    1.0 / 6.0,
+    1.0 / 24.0,
+    1.0 / 120.0,
+    1.0 / 720.0,
+    1.0 / 5040.0,
+    1.0 / 40320.0,
+    1.0 / 362_880.0,
+    1.0 / 3_628_800.0,
+];
+
+/// `eᵖ` for float64 `|p| ≤ 105` (float32 grade, within 2⁻⁴¹ relative; no division):
+/// `p = k·ln2 + r` with ln 2 in two parts (the high one's product with `k` exact), then
+/// the series and `2ᵏ`, a normal float64 here.
+#[inline(always)]
+fn exp_f64g(p: f64) -> f64 {
+    const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
+    const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
+    let (kf, k) = round_int(p * std::f64::consts::LOG2_E);
+    let r = (p - kf * LN2_HI) - kf * LN2_LO;
+    horner(r, EXP_TAYLOR) * f64::from_bits((k.wrapping_add(1023) as u64) << 52)
+}
+
+/// `xʸ` with C's `powf` special cases (C99 Annex F: `x⁰ = 1` and `1ʸ = 1` even for NaN,
+/// `(−1)^±∞ = 1`, a negative finite base to a non-integer power is NaN, signed zeros and
+/// infinities by the exponent's parity), computed in float64 as `e^(y·ln|x|)` and rounded
+/// once. The float32-grade logarithm ([`log_f64g`], `ln m` within 2⁻³⁷·⁸ relative, `m`
+/// the mantissa near 1) and [`exp_f64g`] keep the float64 value within `|y·ln m|·2⁻³⁷·⁸ +
+/// 2⁻⁴¹` relative of `xʸ`: below 2⁻³¹ wherever the result is a float32 (`|y·ln|x|| <
+/// 104`), so the float32 result is within 0.51 ulp (tested over dense sweeps). `y·ln|x|`
+/// is clamped to [−104.5, 89.5], beyond which the rounded result is 0 or ∞ anyway.
+/// Branch-free, so the block loops run it as vector code; the C library's `powf` was a
+/// call an element.
+#[inline(always)]
+pub(crate) fn pow(x: f32, y: f32) -> f32 {
+    let (xd, yd) = (f64::from(x), f64::from(y));
+    let ax = xd.abs();
+    // Every nonzero finite float32 is a normal float64.
+    let finite = ax > 0.0 && ax < f64::INFINITY;
+    let p = yd * log_f64g(if finite { ax } else { 1.0 });
+    let r = exp_f64g(p.clamp(-104.5, 89.5));
+    // A zero base: 0 for y > 0, ∞ for y < 0; an infinite one the other way round.
+    let r = if ax == 0.0 {
+        if yd < 0.0 {
+            f64::INFINITY
+        } else {
+            0.0
+        }
+    } else if ax == f64::INFINITY {
+        if yd < 0.0 {
+            0.0
+        } else {
+            f64::INFINITY
+        }
+    } else {
+        r
+    };
+    let ay = yd.abs();
+    let int = is_integer(ay);
+    // Odd: an integer whose half is not one (every float32 from 2²⁴ up is even).
+    let odd = int && !is_integer(ay * 0.5);
+    let r = if x.is_sign_negative() && odd { -r } else { r };
+    let r = if (x < 0.0 && x > f32::NEG_INFINITY && !int) || x.is_nan() || y.is_nan() {
+        f64::NAN
+    } else {
+        r
+    };
+    if y == 0.0 || x == 1.0 || (x == -1.0 && ay == f64::INFINITY) {
+        1.0
+    } else {
+        r as f32
+    }
+}
+
+/// [`pow`] as a binary map for the AVX-512 level, whose block is a plain loop over the
+/// function (as a fn item, or through `array::from_fn`, the function, this large, stayed
+/// a call per element).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct PowMap;
+
+impl Map2<f32, f32, f32> for PowMap {
+    #[inline(always)]
+    fn one(&self, x: f32, y: f32) -> f32 {
+        pow(x, y)
+    }
+
+    #[inline(always)]
+    fn block(&self, x: &[f32; RUN_BLOCK], y: &[f32; RUN_BLOCK]) -> [f32; RUN_BLOCK] {
+        let mut r = [0.0; RUN_BLOCK];
+        for i in 0..RUN_BLOCK {
+            r[i] = pow(x[i], y[i]);
+        }
+        r
+    }
+
+    const AVX512: bool = true;
+}

@@ -8,7 +8,7 @@
 
 use super::{horner, pow2, round_int};
 use crate::error::Result;
-use crate::kernel::elementwise_loops::{unary_into, Fixup, Map1, VectorFn};
+use crate::kernel::elementwise_loops::{unary_into, Fixup, Map1, Map2, VectorFn, RUN_BLOCK};
 use crate::ops::table::{Cost, Unary};
 use crate::Tensor;
 use std::f64::consts::{FRAC_1_SQRT_2, LN_2, LOG2_E, SQRT_2};
@@ -1244,4 +1244,153 @@ pub(crate) fn run_vector(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result
         Unary::Gelu => map!(GeluMap),
         _ => return None,
     })
+}
+
+// ---- pow: fdlibm's `e_pow.c`, its common path branch-free.
+
+/// `(3/2)·(ln x − 2s − (2/3)s³)/s⁴` in `s²` (fdlibm's `L1`…`L6`).
+const POW_L: [f64; 6] = [
+    f64::from_bits(0x3fe3_3333_3333_3303),
+    f64::from_bits(0x3fdb_6db6_db6f_abff),
+    f64::from_bits(0x3fd5_5555_518f_264d),
+    f64::from_bits(0x3fd1_7460_a91d_4101),
+    f64::from_bits(0x3fcd_864a_93c9_db65),
+    f64::from_bits(0x3fca_7e28_4a45_4eef),
+];
+/// `log₂ 1.5` in two parts (the high one with 29 trailing zero bits).
+const POW_DP_H: f64 = f64::from_bits(0x3fe2_b803_4000_0000);
+const POW_DP_L: f64 = f64::from_bits(0x3e4c_fdeb_43cf_d006);
+/// `ln 2`, and in two parts (the high one with 32 trailing zero bits).
+const POW_LG2: f64 = f64::from_bits(0x3fe6_2e42_fefa_39ef);
+const POW_LG2_H: f64 = f64::from_bits(0x3fe6_2e43_0000_0000);
+const POW_LG2_L: f64 = f64::from_bits(0xbe20_5c61_0ca8_6c39);
+/// `2/(3 ln 2)`, and in two parts.
+const POW_CP: f64 = f64::from_bits(0x3fee_c709_dc3a_03fd);
+const POW_CP_H: f64 = f64::from_bits(0x3fee_c709_e000_0000);
+const POW_CP_L: f64 = f64::from_bits(0xbe3e_2fe0_145b_01f5);
+
+/// `xʸ` for the common inputs, NaN for the others: `x` positive and
+/// normal, `|y| ≤ 2³¹` (so finite), `y·log₂x` in `(−1021, 1022)` (a normal result).
+/// fdlibm's `e_pow.c` (FreeBSD's `msun`): `log₂x` as `t1 + t2` to about 2⁻⁶⁴ relative
+/// (`x = 2ⁿ·a` with `a` near 1 or 1.5, `s = (a − b)/(a + b)`, a polynomial in `s²`,
+/// products split so the high parts are exact), `y·log₂x = p_h + p_l` by splitting `y`,
+/// then `2^(p_h + p_l)` from fdlibm's exponential polynomial on the remainder after the
+/// nearest integer. Within 1 ulp ("nearly rounded"; exact for integer powers of integers
+/// that are representable). For the other inputs the caller takes the C library's `pow`
+/// (a common input never gives NaN).
+#[inline(always)]
+pub(crate) fn pow_common(x: f64, y: f64) -> f64 {
+    let xb = x.to_bits();
+    let hx = (xb >> 32) as u32;
+    let iy = ((y.to_bits() >> 32) as u32) & 0x7fff_ffff;
+    let common_in = (0x0010_0000..0x7ff0_0000).contains(&hx) && iy <= 0x41e0_0000;
+    // The interval of the mantissa: near 1 (k = 0) or 1.5 (k = 1); above √3 it is halved.
+    let j = hx & 0x000f_ffff;
+    let near_3_2 = j > 0x3_988e && j < 0xb_b67a;
+    let halve = j >= 0xb_b67a;
+    let n = ((hx >> 20) as i32 - 0x3ff) + i32::from(halve);
+    let ixn = (j | 0x3ff0_0000) - if halve { 0x0010_0000 } else { 0 };
+    let ax = f64::from_bits((u64::from(ixn) << 32) | (xb & 0xffff_ffff));
+    let (bp, dp_h, dp_l) = if near_3_2 {
+        (1.5, POW_DP_H, POW_DP_L)
+    } else {
+        (1.0, 0.0, 0.0)
+    };
+    // ss = s_h + s_l = (ax − bp)/(ax + bp).
+    let u = ax - bp;
+    let v = 1.0 / (ax + bp);
+    let ss = u * v;
+    let s_h = low_zero(ss);
+    // t_h = ax + bp, its high part, from the bits.
+    let t_h = f64::from_bits(
+        u64::from(((ixn >> 1) | 0x2000_0000) + 0x0008_0000 + (u32::from(near_3_2) << 18)) << 32,
+    );
+    let t_l = ax - (t_h - bp);
+    let s_l = v * ((u - s_h * t_h) - s_h * t_l);
+    // log(ax).
+    let s2 = ss * ss;
+    let r = s2 * s2 * horner(s2, POW_L) + s_l * (s_h + ss);
+    let s2 = s_h * s_h;
+    let t_h = low_zero(3.0 + s2 + r);
+    let t_l = r - ((t_h - 3.0) - s2);
+    // u + v = ss·(1 + …).
+    let u = s_h * t_h;
+    let v = s_l * t_h + t_l * ss;
+    // 2/(3 log 2)·(ss + …).
+    let p_h = low_zero(u + v);
+    let p_l = v - (p_h - u);
+    let z_h = POW_CP_H * p_h;
+    let z_l = POW_CP_L * p_h + p_l * POW_CP + dp_l;
+    // log₂(ax) = n + dp_h + z_h + z_l = t1 + t2.
+    let t = f64::from(n);
+    let t1 = low_zero(((z_h + z_l) + dp_h) + t);
+    let t2 = z_l - (((t1 - t) - dp_h) - z_h);
+    // y·log₂x = p_h + p_l, with y split in two.
+    let y1 = low_zero(y);
+    let p_l = (y - y1) * t1 + y * t2;
+    let p_h = y1 * t1;
+    let z = p_l + p_h;
+    let common = common_in && z > -1021.0 && z < 1022.0;
+    // 2^(p_h + p_l) = 2^m · 2^(p_h − m + p_l), m the nearest integer (p_h − m is exact).
+    let (mf, m) = round_int(if common { z } else { 0.0 });
+    let p_h = p_h - mf;
+    let t = low_zero(p_l + p_h);
+    let u = t * POW_LG2_H;
+    let v = (p_l - (t - p_h)) * POW_LG2 + t * POW_LG2_L;
+    let z = u + v;
+    let w = v - (z - u);
+    let t = z * z;
+    let t1 = z - t * horner(t, EXP_P);
+    let r = (z * t1) / (t1 - 2.0) - (w + z * w);
+    let v = pow2(m) * (1.0 - (r - z));
+    if common {
+        v
+    } else {
+        f64::NAN
+    }
+}
+
+/// `xʸ` (C's `pow`): [`pow_common`], or the C library's `pow` for the other inputs.
+#[inline(always)]
+pub(crate) fn pow(x: f64, y: f64) -> f64 {
+    let v = pow_common(x, y);
+    if v.is_nan() {
+        x.powf(y)
+    } else {
+        v
+    }
+}
+
+/// `pow` as a binary map for the AVX-512 level: a block computes [`pow_common`] for every
+/// pair in vector code, then the C library's `pow` for the pairs
+/// outside its inputs (negative, zero,
+/// subnormal, infinite or NaN bases, `|y| > 2³¹`, results near overflow or underflow).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct PowMap;
+
+impl Map2<f64, f64, f64> for PowMap {
+    #[inline(always)]
+    fn one(&self, x: f64, y: f64) -> f64 {
+        pow(x, y)
+    }
+
+    #[inline(always)]
+    fn block(&self, x: &[f64; RUN_BLOCK], y: &[f64; RUN_BLOCK]) -> [f64; RUN_BLOCK] {
+        // A plain loop: through `array::from_fn` the function, this large, stayed a call
+        // per element.
+        let mut r = [0.0; RUN_BLOCK];
+        for i in 0..RUN_BLOCK {
+            r[i] = pow_common(x[i], y[i]);
+        }
+        if r.iter().any(|v| v.is_nan()) {
+            for i in 0..RUN_BLOCK {
+                if r[i].is_nan() {
+                    r[i] = x[i].powf(y[i]);
+                }
+            }
+        }
+        r
+    }
+
+    const AVX512: bool = true;
 }
