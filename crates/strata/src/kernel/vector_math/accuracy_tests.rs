@@ -1011,6 +1011,14 @@ fn float64_circular_hyperbolic_and_erf_within_their_bound_at_every_level() {
             check_kernel_map("tan", f64_math::TanMap, err64(f64::tan), bits64, 2.0, &xs),
         ),
         (
+            "sin",
+            check_kernel_map("sin", f64_math::SinMap, err64(f64::sin), bits64, 1.5, &xs),
+        ),
+        (
+            "cos",
+            check_kernel_map("cos", f64_math::CosMap, err64(f64::cos), bits64, 1.5, &xs),
+        ),
+        (
             "atan",
             check_kernel_map(
                 "atan",

@@ -747,6 +747,8 @@ pub(crate) enum Func {
     Asin,
     Acos,
     Tan,
+    Sin,
+    Cos,
     Sigmoid,
     Erf,
     Gelu,
@@ -1201,6 +1203,91 @@ fn reduce_pio2(a: __m512d) -> (__m512d, __m512d, __m512i) {
     }
 }
 
+/// fdlibm's `__kernel_sin` and `__kernel_cos` (`f64_math`'s `k_sin`, `k_cos`) on the
+/// reduced argument `y0 + y1`, with fused multiply-adds: `(sin, cos)` of it.
+#[inline(always)]
+fn sin_cos_kernels(y0: __m512d, y1: __m512d) -> (__m512d, __m512d) {
+    let (s, c) = (f64_math::SIN_S, f64_math::COS_C);
+    // SAFETY: AVX-512F (see `run`); no memory is touched.
+    unsafe {
+        let one = splat(1.0);
+        let z = _mm512_mul_pd(y0, y0);
+        let w = _mm512_mul_pd(z, z);
+        // sin: y0 − ((z·(y1/2 − v·r) − y1) − v·S₁), v = z·y0.
+        let rs = _mm512_fmadd_pd(
+            _mm512_mul_pd(z, w),
+            _mm512_fmadd_pd(z, splat(s[5]), splat(s[4])),
+            _mm512_fmadd_pd(z, _mm512_fmadd_pd(z, splat(s[3]), splat(s[2])), splat(s[1])),
+        );
+        let v = _mm512_mul_pd(z, y0);
+        let inner = _mm512_fmsub_pd(
+            z,
+            _mm512_fnmadd_pd(v, rs, _mm512_mul_pd(splat(0.5), y1)),
+            y1,
+        );
+        let sin = _mm512_sub_pd(y0, _mm512_fnmadd_pd(v, splat(s[0]), inner));
+        // cos: (1 − z/2) + (((1 − (1 − z/2)) − z/2) + (z·r − y0·y1)).
+        let rc = _mm512_fmadd_pd(
+            _mm512_mul_pd(w, w),
+            _mm512_fmadd_pd(z, _mm512_fmadd_pd(z, splat(c[5]), splat(c[4])), splat(c[3])),
+            _mm512_mul_pd(
+                z,
+                _mm512_fmadd_pd(z, _mm512_fmadd_pd(z, splat(c[2]), splat(c[1])), splat(c[0])),
+            ),
+        );
+        let hz = _mm512_mul_pd(splat(0.5), z);
+        let w1 = _mm512_sub_pd(one, hz);
+        let tail = _mm512_add_pd(
+            _mm512_sub_pd(_mm512_sub_pd(one, w1), hz),
+            _mm512_fmsub_pd(z, rc, _mm512_mul_pd(y0, y1)),
+        );
+        (sin, _mm512_add_pd(w1, tail))
+    }
+}
+
+/// `sin(k·π/2 + θ)` from `(sin θ, cos θ)`: quadrant `k mod 4` picks one and its sign.
+#[inline(always)]
+fn quadrant(s: __m512d, c: __m512d, k: __m512i) -> __m512d {
+    // SAFETY: AVX-512F (see `run`); no memory is touched.
+    unsafe {
+        let odd = _mm512_test_epi64_mask(k, _mm512_set1_epi64(1));
+        // Bit 1 of k to the sign bit.
+        let neg = _mm512_and_si512(_mm512_slli_epi64::<62>(k), _mm512_set1_epi64(i64::MIN));
+        let v = _mm512_mask_blend_pd(odd, s, c);
+        _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(v), neg))
+    }
+}
+
+/// `sin x` in each lane: `|x|` reduced by π/2 ([`reduce_pio2`]), fdlibm's kernels fused
+/// ([`sin_cos_kernels`]), the quadrant's choice, `x`'s sign (±0 stays ±0). `|x| > 2²⁰`,
+/// ±inf and NaN: the portable function (the C library's reduction).
+#[inline(always)]
+fn sin(x: __m512d) -> __m512d {
+    // SAFETY: AVX-512F and DQ (see `run`); no memory is touched.
+    unsafe {
+        let (a, sign) = abs_sign(x);
+        let (y0, y1, k) = reduce_pio2(a);
+        let (s, c) = sin_cos_kernels(y0, y1);
+        let v = _mm512_xor_pd(quadrant(s, c, k), sign);
+        let rare = !_mm512_cmp_pd_mask::<_CMP_LE_OQ>(a, splat(f64_math::TRIG_FAST_MAX));
+        fix_rare(x, v, rare, f64_math::sin)
+    }
+}
+
+/// `cos x` in each lane: as [`sin`], a quadrant further (`cos θ = sin(θ + π/2)`).
+#[inline(always)]
+fn cos(x: __m512d) -> __m512d {
+    // SAFETY: AVX-512F and DQ (see `run`); no memory is touched.
+    unsafe {
+        let a = _mm512_abs_pd(x);
+        let (y0, y1, k) = reduce_pio2(a);
+        let (s, c) = sin_cos_kernels(y0, y1);
+        let v = quadrant(s, c, _mm512_add_epi64(k, _mm512_set1_epi64(1)));
+        let rare = !_mm512_cmp_pd_mask::<_CMP_LE_OQ>(a, splat(f64_math::TRIG_FAST_MAX));
+        fix_rare(x, v, rare, f64_math::cos)
+    }
+}
+
 /// Cephes' `tan` rational function: `tan y ≈ y + y·z·P(z)/Q(z)`, `z = y²`, `|y| ≤ π/4`
 /// (within 2⁻⁵⁶ relative).
 const TAN_P: [f64; 3] = [
@@ -1306,6 +1393,8 @@ pub(crate) unsafe fn run(f: Func, o: *mut f64, x: *const f64, n: usize) {
         Func::Asin => run_with!(o, x, n, |v| asin(v)),
         Func::Acos => run_with!(o, x, n, |v| acos(v)),
         Func::Tan => run_with!(o, x, n, |v| tan(v)),
+        Func::Sin => run_with!(o, x, n, |v| sin(v)),
+        Func::Cos => run_with!(o, x, n, |v| cos(v)),
         Func::Sigmoid => run_with!(o, x, n, |v| sigmoid(v)),
         Func::Erf => run_with!(o, x, n, |v| erf(v)),
         Func::Gelu => run_with!(o, x, n, |v| gelu(v)),

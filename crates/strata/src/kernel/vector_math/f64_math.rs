@@ -326,7 +326,7 @@ fn rem_pio2(x: f64) -> (f64, f64, i64) {
 }
 
 /// fdlibm's `__kernel_sin` polynomial (`sin x ≈ x + x³·S(x²)` on `|x| ≤ π/4`).
-const SIN_S: [f64; 6] = [
+pub(crate) const SIN_S: [f64; 6] = [
     f64::from_bits(0xbfc5_5555_5555_5549),
     f64::from_bits(0x3f81_1111_1110_f8a6),
     f64::from_bits(0xbf2a_01a0_19c1_61d5),
@@ -346,7 +346,7 @@ fn k_sin(x: f64, y: f64) -> f64 {
 }
 
 /// fdlibm's `__kernel_cos` polynomial.
-const COS_C: [f64; 6] = [
+pub(crate) const COS_C: [f64; 6] = [
     f64::from_bits(0x3fa5_5555_5555_554c),
     f64::from_bits(0xbf56_c16c_16c1_5177),
     f64::from_bits(0x3efa_01a0_19cb_1590),
@@ -1130,6 +1130,14 @@ kernel_map!(
 );
 
 kernel_map!(
+    /// `sin x` as a map.
+    f64, SinMap, Fixup(Sin), avx512_f64, Sin
+);
+kernel_map!(
+    /// `cos x` as a map.
+    f64, CosMap, Fixup(Cos), avx512_f64, Cos
+);
+kernel_map!(
     /// `eˣ` as a map.
     f64, ExpMap, exp, avx512_f64, Exp
 );
@@ -1209,11 +1217,6 @@ kernel_map!(
 /// op table's generated dispatch runs. `out` and `a` are float64.
 pub(crate) fn run_vector(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result<()>> {
     let op = kind.name();
-    macro_rules! run {
-        ($V:expr) => {
-            unary_into::<f64, f64, _, true>(op, Cost::Math, out, a, Fixup($V))
-        };
-    }
     macro_rules! map {
         ($M:expr) => {
             unary_into::<f64, f64, _, true>(op, Cost::Math, out, a, $M)
@@ -1227,8 +1230,8 @@ pub(crate) fn run_vector(kind: Unary, out: &Tensor, a: &Tensor) -> Option<Result
         Unary::Log10 => map!(Log10Map),
         Unary::Log1p => map!(Ln1pMap),
         Unary::Expm1 => map!(Expm1Map),
-        Unary::Sin => run!(Sin),
-        Unary::Cos => run!(Cos),
+        Unary::Sin => map!(SinMap),
+        Unary::Cos => map!(CosMap),
         Unary::Tan => map!(TanMap),
         Unary::Tanh => map!(TanhMap),
         Unary::Sigmoid => map!(SigmoidMap),
