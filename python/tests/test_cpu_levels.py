@@ -30,6 +30,13 @@ np.testing.assert_array_equal((s + t).numpy(), x + y)
 np.testing.assert_array_equal((s[::3] * t[::3]).numpy(), x[::3] * y[::3])
 np.testing.assert_array_equal(s.abs().numpy(), np.abs(x))
 np.testing.assert_array_equal(s[::-2].neg().numpy(), -x[::-2])
+# Strided unary runs gather a block at a time (constant steps and the general loop).
+for step in (2, -1, -2, 3, 4, 7):
+    np.testing.assert_array_equal(s[::step].abs().sqrt().numpy(), np.sqrt(np.abs(x[::step])))
+    np.testing.assert_allclose(s[::step].exp().numpy(), np.exp(x[::step]), rtol=3e-7)
+    x64 = x.astype(np.float64) * 40
+    np.testing.assert_allclose(st.from_numpy(x64)[::step].sin().numpy(), np.sin(x64[::step]),
+                               rtol=5e-16, atol=5e-16)
 print(st.cpu_level())
 """
 
