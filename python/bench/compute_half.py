@@ -59,6 +59,8 @@ def cases(np, st, torch):
                 lambda: f16.astype(np.float32), tfn(lambda t: t.float(), tbf)))
     out.append(("cast float64 -> float16 1M", sf64.half, lambda: f64.astype(np.float16),
                 tfn(lambda t: t.half(), tt(f64))))
+    out.append(("cast float16 -> float64 1M", sf16.double, lambda: f16.astype(np.float64),
+                tfn(lambda t: t.double(), t16)))
     out.append(("copy 2 MiB (ref: float16 contiguous)", sf16.clone, f16.copy,
                 tfn(lambda t: t.clone(), t16)))
     out.append(("copy 4 MiB (ref: float32 contiguous)", sf32.clone, f32.copy,
