@@ -1,6 +1,6 @@
 """Arithmetic that is compute-bound: `pow` (the special exponents PyTorch computes as
-expressions, and the general function) and integer division by one divisor for the whole
-tensor (1M elements)."""
+expressions, and the general function), `atan2`, and integer division by one divisor for
+the whole tensor (1M elements)."""
 
 N = 1 << 20
 
@@ -19,6 +19,10 @@ def cases(np, st, torch):
         sb, tb = st.from_numpy(b), (torch.from_numpy(b) if torch else None)
         out.append((f"x ** y 1M {dtype}", (lambda s=s, sb=sb: s ** sb),
                     (lambda a=a, b=b: a ** b), (lambda t=t, tb=tb: t ** tb) if torch else None))
+        # atan2 over every octant.
+        out.append((f"atan2(y, x) 1M {dtype}", (lambda s=s, sb=sb: sb.atan2(s - 1.0)),
+                    (lambda a=a, b=b: np.arctan2(b, a - 1.0)),
+                    (lambda t=t, tb=tb: torch.atan2(tb, t - 1.0)) if torch else None))
     for dtype in ("int32", "int64"):
         a = rng.integers(-10**6, 10**6, N).astype(dtype)
         s, t = st.from_numpy(a), (torch.from_numpy(a) if torch else None)

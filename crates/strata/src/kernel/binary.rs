@@ -112,6 +112,11 @@ macro_rules! define_run_binary {
                     return done;
                 }
             }
+            if kind == Binary::Atan2 {
+                if let Some(done) = atan2_float(out, a, b) {
+                    return done;
+                }
+            }
             match kind {
                 $( Binary::$Kind => binary_kernel!(op, Cost::$cost, out, a, b; $($k)*), )*
             }
@@ -213,6 +218,19 @@ fn pow_float(out: &Tensor, a: &Tensor, b: &Tensor) -> Option<Result<()>> {
     Some(match a.dtype() {
         DType::F32 => binary_into(op, Cost::Math, out, a, b, f32_math::PowMap),
         DType::F64 => binary_into(op, Cost::Math, out, a, b, f64_math::PowMap),
+        _ => return None,
+    })
+}
+
+/// `atan2` for float32 and float64 as vector code (`f64_math::atan2`, branch-free, at every
+/// level; the C library's took 20–25 ns an element); `None` for the other dtypes (the op
+/// table's kernel).
+fn atan2_float(out: &Tensor, a: &Tensor, b: &Tensor) -> Option<Result<()>> {
+    use super::vector_math::{f32_math, f64_math};
+    let op = Binary::Atan2.name();
+    Some(match a.dtype() {
+        DType::F32 => binary_into(op, Cost::Math, out, a, b, f32_math::Atan2Map),
+        DType::F64 => binary_into(op, Cost::Math, out, a, b, f64_math::Atan2Map),
         _ => return None,
     })
 }

@@ -332,8 +332,9 @@ macro_rules! real_impl {
 }
 
 // The transcendental functions come from `kernel/vector_math/`: branch-free code the
-// elementwise loops compile to vector instructions (erfc, hypot, nextafter, powf and atan2
-// still call the C library).
+// elementwise loops compile to vector instructions (erfc, hypot, nextafter and powf still
+// call the C library, as does atan2 here: the float32/float64 op runs `f64_math::atan2`
+// from `kernel/binary.rs`).
 real_impl!(
     f32, super::vector_math::f32_math, super::vector_math::f32_math::erf, erfinv_f32,
         libm: erfcf hypotf nextafterf;
