@@ -9,7 +9,7 @@
 //! ("float32 grade"), enough that the final rounding to float32 is the only visible one.
 
 use super::{horner, round_int};
-use crate::kernel::elementwise_loops::{Fixup, Map1, Map2, VectorFn, RUN_BLOCK};
+use crate::kernel::elementwise_loops::{Fixup, Map1, VectorFn};
 use std::f64::consts::{FRAC_1_PI, LN_2, SQRT_2};
 
 /// `1.5·2²³`: adding it rounds a float32 of magnitude below 2²² to an integer (ties to
@@ -1186,49 +1186,13 @@ pub(crate) fn pow(x: f32, y: f32) -> f32 {
     }
 }
 
-/// `atan2(y, x)` in float32: the float64 form ([`super::f64_math::atan2`], within 2 ulp of
-/// float64) rounded once, so within about half an ulp of the float32 result.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Atan2Map;
+plain_map2!(
+    /// `atan2(y, x)` in float32: the float64 form ([`super::f64_math::atan2`], within 2 ulp
+    /// of float64) rounded once, so within about half an ulp of the float32 result.
+    f32, Atan2Map, |y, x| super::f64_math::atan2(y as f64, x as f64) as f32
+);
 
-impl Map2<f32, f32, f32> for Atan2Map {
-    #[inline(always)]
-    fn one(&self, y: f32, x: f32) -> f32 {
-        super::f64_math::atan2(y as f64, x as f64) as f32
-    }
-
-    #[inline(always)]
-    fn block(&self, y: &[f32; RUN_BLOCK], x: &[f32; RUN_BLOCK]) -> [f32; RUN_BLOCK] {
-        let mut r = [0.0; RUN_BLOCK];
-        for i in 0..RUN_BLOCK {
-            r[i] = super::f64_math::atan2(y[i] as f64, x[i] as f64) as f32;
-        }
-        r
-    }
-
-    const AVX512: bool = true;
-}
-
-/// [`pow`] as a binary map for the AVX-512 level, whose block is a plain loop over the
-/// function (as a fn item, or through `array::from_fn`, the function, this large, stayed
-/// a call per element).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct PowMap;
-
-impl Map2<f32, f32, f32> for PowMap {
-    #[inline(always)]
-    fn one(&self, x: f32, y: f32) -> f32 {
-        pow(x, y)
-    }
-
-    #[inline(always)]
-    fn block(&self, x: &[f32; RUN_BLOCK], y: &[f32; RUN_BLOCK]) -> [f32; RUN_BLOCK] {
-        let mut r = [0.0; RUN_BLOCK];
-        for i in 0..RUN_BLOCK {
-            r[i] = pow(x[i], y[i]);
-        }
-        r
-    }
-
-    const AVX512: bool = true;
-}
+plain_map2!(
+    /// [`pow`] as a binary map for the AVX-512 level (see `plain_map2!`).
+    f32, PowMap, |x, y| pow(x, y)
+);

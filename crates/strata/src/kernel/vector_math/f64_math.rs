@@ -1291,27 +1291,10 @@ pub(crate) fn atan2(y: f64, x: f64) -> f64 {
     }
 }
 
-/// `atan2` as a map: a plain loop over the block (see [`PowMap`]).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Atan2Map;
-
-impl Map2<f64, f64, f64> for Atan2Map {
-    #[inline(always)]
-    fn one(&self, y: f64, x: f64) -> f64 {
-        atan2(y, x)
-    }
-
-    #[inline(always)]
-    fn block(&self, y: &[f64; RUN_BLOCK], x: &[f64; RUN_BLOCK]) -> [f64; RUN_BLOCK] {
-        let mut r = [0.0; RUN_BLOCK];
-        for i in 0..RUN_BLOCK {
-            r[i] = atan2(y[i], x[i]);
-        }
-        r
-    }
-
-    const AVX512: bool = true;
-}
+plain_map2!(
+    /// `atan2` as a map (see `plain_map2!`).
+    f64, Atan2Map, |y, x| atan2(y, x)
+);
 
 // ---- pow: fdlibm's `e_pow.c`, its common path branch-free.
 

@@ -89,6 +89,41 @@ use crate::{DType, Tensor};
 mod avx512_f32;
 #[cfg(target_arch = "x86_64")]
 mod avx512_f64;
+/// A binary map over one float type whose block is a plain loop over the expression: a
+/// function this large stays vector code that way (as a fn item, or through
+/// `array::from_fn`, it stayed a call per element); with the binary block loops' AVX-512
+/// copy (`Map2::AVX512`).
+macro_rules! plain_map2 {
+    ($(#[$doc:meta])* $t:ty, $name:ident, |$a:ident, $b:ident| $e:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, Default)]
+        pub(crate) struct $name;
+
+        impl $crate::kernel::elementwise_loops::Map2<$t, $t, $t> for $name {
+            #[inline(always)]
+            fn one(&self, $a: $t, $b: $t) -> $t {
+                $e
+            }
+
+            #[inline(always)]
+            fn block(
+                &self,
+                x: &[$t; $crate::kernel::elementwise_loops::RUN_BLOCK],
+                y: &[$t; $crate::kernel::elementwise_loops::RUN_BLOCK],
+            ) -> [$t; $crate::kernel::elementwise_loops::RUN_BLOCK] {
+                let mut r = [0.0; $crate::kernel::elementwise_loops::RUN_BLOCK];
+                for i in 0..$crate::kernel::elementwise_loops::RUN_BLOCK {
+                    let ($a, $b) = (x[i], y[i]);
+                    r[i] = $e;
+                }
+                r
+            }
+
+            const AVX512: bool = true;
+        }
+    };
+}
+
 /// A map (`$inner`: the portable function or vector function, which every level but
 /// AVX-512 runs, and single elements everywhere) paired with an AVX-512 kernel
 /// (`avx512_f32.rs`, `avx512_f64.rs`), which the AVX-512 copy of the block loops runs.
