@@ -537,8 +537,9 @@ fn slices2<A: Copy, B: Copy, O, const DX: usize, const DY: usize>(
 }
 
 /// As [`blocks1`], for a strided run: `out[k·so] = f(x[k·sx])` (byte strides). The
-/// elements are gathered a block at a time into a local array, so `f` still runs as
-/// vector code over the block (worth it for math, which costs more than the gather).
+/// elements are gathered a block at a time into a local array ([`gather_run`]), so `f`
+/// still runs as vector code over the block (for every op: float32 `sqrt` of a `[::2]`
+/// view took 1.4x its gathered time element by element).
 ///
 /// # Safety
 /// `o + k·so` must be writable and `x + k·sx` readable for `k < n`; an input element and
