@@ -1109,19 +1109,7 @@ fn is_integer(v: f64) -> bool {
 }
 
 /// `1/k!` for k = 0…10: `eʳ` by Taylor's series on `|r| ≤ ln2/2` (truncation below 2⁻⁴²).
-const EXP_TAYLOR: [f64; 11] = [
-    1.0,
-    1.0,
-    1.0 / 2.0,
-    1.0 / 6.0,
-    1.0 / 24.0,
-    1.0 / 120.0,
-    1.0 / 720.0,
-    1.0 / 5040.0,
-    1.0 / 40320.0,
-    1.0 / 362_880.0,
-    1.0 / 3_628_800.0,
-];
+const EXP_TAYLOR: [f64; 11] = super::inv_factorials(0);
 
 /// `eᵖ` for float64 `|p| ≤ 105` (float32 grade, within 2⁻⁴¹ relative; no division):
 /// `p = k·ln2 + r` with ln 2 in two parts (the high one's product with `k` exact), then

@@ -321,6 +321,26 @@ fn pow2(k: i64) -> f64 {
     f64::from_bits((k.wrapping_add(1023) as u64) << 52)
 }
 
+/// `[1/s!, 1/(s + 1)!, …]`, `N` of them: the Taylor coefficients of the exponential from
+/// the `s`th. Each `k!` is exact in float64 up to 22!, so each entry is the correctly
+/// rounded `1/k!`, as a literal `1.0 / k!` would be.
+pub(super) const fn inv_factorials<const N: usize>(s: usize) -> [f64; N] {
+    let mut out = [0.0; N];
+    let mut f = 1.0;
+    let mut k = 1;
+    while k <= s {
+        f *= k as f64;
+        k += 1;
+    }
+    let mut i = 0;
+    while i < N {
+        out[i] = 1.0 / f;
+        i += 1;
+        f *= (s + i) as f64;
+    }
+    out
+}
+
 /// The polynomial `c[0] + x·(c[1] + x·(…))` (Horner).
 #[inline(always)]
 fn horner<const N: usize>(x: f64, c: [f64; N]) -> f64 {
