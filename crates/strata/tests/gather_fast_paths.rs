@@ -567,6 +567,80 @@ fn rising_runs_and_repeated_extremes_around_sub_blocks() {
     }
 }
 
+/// Every length around the scan's widths (`kernel/reduce/arg.rs`: 64 accumulators for
+/// 4-byte elements, 32 for 8-byte ones, sub-blocks of 256, blocks of 2048 whose last
+/// one is kept at least a fold wide, a short last part folded again as the last full
+/// width), with few distinct values (ties everywhere), an occasional NaN, as one run and
+/// as the rows of a matrix (`argmax(dim=1)`), against the sequential model.
+#[test]
+fn lengths_around_the_fold_widths_and_the_last_block() {
+    let mut rng = Rng(0x5eed_a7a7);
+    let mut lens: Vec<usize> = (1..=3)
+        .flat_map(|k: usize| [32 * k - 1, 32 * k, 32 * k + 1, 64 * k - 1, 64 * k + 1])
+        .collect();
+    lens.extend([255, 256, 257, 300, 511, 513, 2047, 2048, 2049, 2048 + 31]);
+    lens.extend([
+        2048 + 63,
+        2048 + 64,
+        2048 + 65,
+        4096 - 1,
+        4096 + 1,
+        4096 + 40,
+    ]);
+    for &n in &lens {
+        for trial in 0..12 {
+            let rows = 3;
+            let mut x: Vec<f64> = (0..rows * n).map(|_| rng.below(6) as f64).collect();
+            if trial % 3 == 0 {
+                let k = rng.below((rows * n) as u64) as usize;
+                x[k] = if trial % 2 == 0 { f64::NAN } else { 9.0 };
+            }
+            if trial % 4 == 1 {
+                // The extreme only in the last few elements of a row.
+                let k = rng.below(rows as u64) as usize * n + n
+                    - 1
+                    - rng.below(n.min(40) as u64) as usize;
+                x[k] = -7.0;
+                x[k.saturating_sub(1).max(k / n * n)] = 12.0;
+            }
+            for dt in [DType::F32, DType::F64, DType::I16, DType::I64] {
+                if dt.is_int() && x.iter().any(|v| v.is_nan()) {
+                    continue;
+                }
+                let t = Tensor::from_vec(x.clone(), &[rows, n])
+                    .unwrap()
+                    .to_dtype(dt)
+                    .unwrap();
+                let flat = t.reshape(&[(rows * n) as i64]).unwrap();
+                for max in [true, false] {
+                    let want = model_arg(&x, max).1 as i64;
+                    let got = if max {
+                        flat.argmax(None, false)
+                    } else {
+                        flat.argmin(None, false)
+                    };
+                    assert_eq!(
+                        ints(&got.unwrap()),
+                        vec![want],
+                        "{dt} n={n} trial={trial} max={max}"
+                    );
+                    let want: Vec<i64> = x.chunks(n).map(|r| model_arg(r, max).1 as i64).collect();
+                    let got = if max {
+                        t.argmax(Some(1), false)
+                    } else {
+                        t.argmin(Some(1), false)
+                    };
+                    assert_eq!(
+                        ints(&got.unwrap()),
+                        want,
+                        "{dt} rows n={n} trial={trial} max={max}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// Long runs: the parallel blocks of the arg-reductions and gathers, with the extreme,
 /// a NaN or a tie placed at block edges.
 #[test]

@@ -119,10 +119,20 @@ unsafe fn scan_gathered<T: Summable, const MAX: bool>(
     best
 }
 
-/// Runs shorter than this go through the plain scan.
-const CONTIG_MIN: usize = 2 * LANES;
-/// Accumulators of the block fold (a multiple of every vector width in elements).
-const LANES: usize = 32;
+/// Runs shorter than this go through the plain scan (at least the widest [`lanes`]).
+const CONTIG_MIN: usize = 64;
+
+/// Accumulators of the block fold for elements of `T`: four 512-bit vectors of 4-byte
+/// elements (fewer, and the fold is a chain of dependent max steps: two chains gave
+/// float32 `argmax(dim=1)` of (1000, 1000) 1.4× NumPy's time), four of 8-byte ones.
+#[inline(always)]
+const fn lanes<T>() -> usize {
+    if size_of::<T>() <= 4 {
+        64
+    } else {
+        32
+    }
+}
 
 /// [`scan_contig`], compiled for `level`.
 ///
@@ -160,14 +170,75 @@ unsafe fn scan_contig_on<T: Summable, const MAX: bool>(
     unsafe { scan_contig::<T, MAX>(p, n) }
 }
 
-/// Elements per sub-block of [`block_extreme`] (a multiple of [`LANES`]).
+/// [`scan_contig`] of the `n` contiguous elements at each pointer `next` gives, each
+/// answer handed to `put` with the pointer's output offset: one call compiled for the
+/// CPU level for every run (a call per run of 1000 elements was a fifth of
+/// `argmax(dim=1)`'s time).
+///
+/// # Safety
+/// `n ≥ CONTIG_MIN`; the `n` elements at every pointer `next` returns must be readable.
+unsafe fn rows_contig_on<T, const MAX: bool, F, G>(n: usize, next: F, put: G)
+where
+    T: Summable,
+    F: FnMut() -> Option<(*const u8, isize)>,
+    G: FnMut(isize, T, usize),
+{
+    #[inline(always)]
+    unsafe fn rows<T, const MAX: bool, F, G>(n: usize, mut next: F, mut put: G)
+    where
+        T: Summable,
+        F: FnMut() -> Option<(*const u8, isize)>,
+        G: FnMut(isize, T, usize),
+    {
+        while let Some((p, oe)) = next() {
+            // SAFETY: the caller's contract.
+            let (v, i) = unsafe { scan_contig::<T, MAX>(p, n) };
+            put(oe, v, i);
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::kernel::cpu::Level;
+        #[target_feature(enable = "avx2,fma,f16c")]
+        unsafe fn on_avx2<T, const MAX: bool, F, G>(n: usize, next: F, put: G)
+        where
+            T: Summable,
+            F: FnMut() -> Option<(*const u8, isize)>,
+            G: FnMut(isize, T, usize),
+        {
+            // SAFETY: the contract of `rows_contig_on`.
+            unsafe { rows::<T, MAX, F, G>(n, next, put) }
+        }
+        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c")]
+        unsafe fn on_avx512<T, const MAX: bool, F, G>(n: usize, next: F, put: G)
+        where
+            T: Summable,
+            F: FnMut() -> Option<(*const u8, isize)>,
+            G: FnMut(isize, T, usize),
+        {
+            // SAFETY: the contract of `rows_contig_on`.
+            unsafe { rows::<T, MAX, F, G>(n, next, put) }
+        }
+        match crate::kernel::cpu::level() {
+            // SAFETY: the caller's contract; the CPU has the level's features.
+            Level::Avx512 => return unsafe { on_avx512::<T, MAX, F, G>(n, next, put) },
+            // SAFETY: as above.
+            Level::Avx2 => return unsafe { on_avx2::<T, MAX, F, G>(n, next, put) },
+            Level::Portable => {}
+        }
+    }
+    // SAFETY: the caller's contract.
+    unsafe { rows::<T, MAX, F, G>(n, next, put) }
+}
+
+/// Elements per sub-block of [`block_extreme`] (a multiple of every [`lanes`]).
 const SUB: usize = 256;
 
 /// The best of `a`'s lanes, by halves (a tree of vector max/min steps; a sequential fold
-/// of the lanes is a chain of 32 dependent compares).
+/// of the lanes is a chain of `L` dependent compares).
 #[inline(always)]
-fn lanes_best<T: Summable, const MAX: bool>(mut a: [T; LANES]) -> T {
-    let mut w = LANES;
+fn lanes_best<T: Summable, const MAX: bool, const L: usize>(mut a: [T; L]) -> T {
+    let mut w = L;
     while w > 1 {
         w /= 2;
         for l in 0..w {
@@ -182,12 +253,14 @@ fn lanes_best<T: Summable, const MAX: bool>(mut a: [T; LANES]) -> T {
     a[0]
 }
 
-/// The extreme `m` of `len` contiguous elements from `q` by a branch-free fold into
-/// [`LANES`] accumulators (NaNs skipped), whether any element is NaN, and where the
-/// first element equal to `m` can start: the fold's best after each [`SUB`] elements is
-/// kept, and the first sub-block after which it equals `m` holds `m`'s first occurrence
-/// (for rising data, that saves searching the whole block again: argmax of 1M ascending
-/// float32 read every block twice).
+/// The extreme `m` of `len` (`L ≤ len ≤ SCAN_BLOCK`) contiguous elements from `q` by a
+/// branch-free fold into `L` accumulators (NaNs skipped), whether any element is NaN, and
+/// where the first element equal to `m` can start: the accumulators after each [`SUB`]
+/// elements are kept, and the first sub-block after which one of them equals `m` holds
+/// `m`'s first occurrence (for rising data, that saves searching the whole block again:
+/// argmax of 1M ascending float32 read every block twice). A last part shorter than `L`
+/// is folded as the last `L` elements (the extreme of elements seen twice is the same),
+/// not one by one.
 ///
 /// NaNs are flagged by a second set of accumulators of the element type that keep the
 /// last NaN seen (a select of two values of the element's width, so the loop vectorises;
@@ -196,79 +269,95 @@ fn lanes_best<T: Summable, const MAX: bool>(mut a: [T; LANES]) -> T {
 /// # Safety
 /// The `len` elements must be readable.
 #[inline(always)]
-unsafe fn block_extreme<T: Summable, const MAX: bool>(
+unsafe fn block_extreme<T: Summable, const MAX: bool, const L: usize>(
     q: *const u8,
     len: usize,
 ) -> (T, bool, usize) {
+    debug_assert!((L..=SCAN_BLOCK).contains(&len));
     let isz = size_of::<T>();
     let init = if MAX { T::lowest() } else { T::highest() };
-    let mut acc = [init; LANES];
-    let mut nan = [init; LANES];
-    let full = len / LANES * LANES;
-    let mut prefix = [init; SCAN_BLOCK / SUB];
-    let mut i = 0;
-    // SAFETY: every element read is one of the `len` (caller's contract).
-    unsafe {
-        for best in prefix.iter_mut().take(full.div_ceil(SUB)) {
-            let end = (i + SUB).min(full);
-            while i < end {
-                for k in 0..LANES {
-                    let x = T::load(q.add((i + k) * isz));
-                    // `x > a` is false for a NaN `x`: NaNs are skipped here and flagged.
-                    let t = if MAX { x > acc[k] } else { x < acc[k] };
-                    acc[k] = if t { x } else { acc[k] };
-                    #[allow(clippy::eq_op)]
-                    let is_nan = x != x;
-                    nan[k] = if is_nan { x } else { nan[k] };
-                }
-                i += LANES;
-            }
-            *best = lanes_best::<T, MAX>(acc);
-        }
-        let mut m = lanes_best::<T, MAX>(acc);
-        #[allow(clippy::eq_op)]
-        let mut any_nan = nan.iter().fold(false, |a, &b| a | (b != b));
-        while i < len {
-            let x = T::load(q.add(i * isz));
-            let t = if MAX { x > m } else { x < m };
-            m = if t { x } else { m };
+    let mut acc = [init; L];
+    let mut nan = [init; L];
+    let nsub = len.div_ceil(SUB);
+    // Only the first `nsub` are written, then read (left uninitialised: zeroing 2 KiB
+    // per call shows in `argmax(dim=1)` of short rows).
+    let mut prefix = [const { std::mem::MaybeUninit::<[T; L]>::uninit() }; SCAN_BLOCK / SUB];
+    let fold = |at: usize, acc: &mut [T; L], nan: &mut [T; L]| {
+        for k in 0..L {
+            // SAFETY: `at + L ≤ len` at every call below (caller's contract).
+            let x = unsafe { T::load(q.add((at + k) * isz)) };
+            // `x > a` is false for a NaN `x`: NaNs are skipped here and flagged.
+            let t = if MAX { x > acc[k] } else { x < acc[k] };
+            acc[k] = if t { x } else { acc[k] };
             #[allow(clippy::eq_op)]
             let is_nan = x != x;
-            any_nan |= is_nan;
-            i += 1;
+            nan[k] = if is_nan { x } else { nan[k] };
         }
-        // The first sub-block whose running best is `m` (else `m` came from the tail).
-        let start = prefix
-            .iter()
-            .take(full.div_ceil(SUB))
-            .position(|&b| b == m)
-            .map_or(full, |s| s * SUB);
-        (m, any_nan, start)
+    };
+    let mut i = 0;
+    for slot in prefix.iter_mut().take(nsub) {
+        let end = (i + SUB).min(len);
+        while i + L <= end {
+            fold(i, &mut acc, &mut nan);
+            i += L;
+        }
+        if i < end {
+            // Only in the last sub-block: `end == len ≥ L`.
+            fold(len - L, &mut acc, &mut nan);
+            i = end;
+        }
+        slot.write(acc);
     }
+    let m = lanes_best::<T, MAX, L>(acc);
+    #[allow(clippy::eq_op)]
+    let any_nan = nan.iter().fold(false, |a, &b| a | (b != b));
+    // (Once a sub-block's accumulators hold `m`, every later one's do: a lane only ever
+    // moves to a strictly better value. A bisection over them measured slower than this
+    // scan on random rows: its branches mispredict.)
+    let mut start = 0;
+    for (s, slot) in prefix.iter().take(nsub).enumerate() {
+        // SAFETY: the first `nsub` slots were written above.
+        let v = unsafe { slot.assume_init_ref() };
+        let mut hit = false;
+        for &x in v {
+            hit |= x == m;
+        }
+        if hit {
+            start = s * SUB;
+            break;
+        }
+    }
+    (m, any_nan, start)
 }
 
 /// The position of the first of `len` contiguous elements from `q` equal to `m`, or
-/// `len`: [`LANES`] elements at a time tested together (a branch-free compare that
-/// vectorises), then the hit searched one by one.
+/// `len`: 32 elements at a time tested together (a branch-free compare that vectorises),
+/// then the group that holds it compared into a bit mask, the hit its lowest set bit.
 ///
 /// # Safety
 /// The `len` elements must be readable.
 #[inline(always)]
 unsafe fn find_first_eq<T: Summable>(q: *const u8, len: usize, m: T) -> usize {
     let isz = size_of::<T>();
-    let full = len / LANES * LANES;
     let mut i = 0;
     // SAFETY: every element read is one of the `len` (caller's contract).
     unsafe {
-        while i < full {
+        while i + 32 <= len {
             let mut any = false;
-            for k in 0..LANES {
+            for k in 0..32 {
                 any |= T::load(q.add((i + k) * isz)) == m;
             }
             if any {
-                break;
+                // The bit mask only for the group that holds it: built in a loop, it
+                // compiles to an OR-reduction of shifted lanes, several times the cost
+                // of the compare and test above.
+                let mut bits = 0u32;
+                for k in 0..32 {
+                    bits |= u32::from(T::load(q.add((i + k) * isz)) == m) << k;
+                }
+                return i + bits.trailing_zeros() as usize;
             }
-            i += LANES;
+            i += 32;
         }
         while i < len {
             if T::load(q.add(i * isz)) == m {
@@ -280,24 +369,35 @@ unsafe fn find_first_eq<T: Summable>(q: *const u8, len: usize, m: T) -> usize {
     len
 }
 
-/// The best of `n ≥ 1` contiguous elements and the index of its first occurrence, block
-/// by block: a block with a NaN ends the scan at its first NaN (a NaN wins and no later
-/// element beats it); a block whose extreme is strictly better than the best so far is
-/// searched for the extreme's first occurrence. Exactly the sequential scan's answer.
+/// The best of `n ≥ CONTIG_MIN` contiguous elements and the index of its first
+/// occurrence, block by block: a block with a NaN ends the scan at its first NaN (a NaN
+/// wins and no later element beats it); a block whose extreme is strictly better than the
+/// best so far is searched for the extreme's first occurrence. Exactly the sequential
+/// scan's answer.
 ///
 /// # Safety
 /// The `n` elements from `p` must be readable.
 #[inline(always)]
 unsafe fn scan_contig<T: Summable, const MAX: bool>(p: *const u8, n: usize) -> (T, usize) {
     let isz = size_of::<T>();
+    let l = lanes::<T>();
+    debug_assert!(n >= l);
     // SAFETY: every element read is one of the `n` (caller's contract).
     unsafe {
         let (mut best, mut bi) = (T::load(p), 0);
         let mut lo = 0;
         while lo < n {
-            let len = SCAN_BLOCK.min(n - lo);
+            let mut len = SCAN_BLOCK.min(n - lo);
+            if (1..l).contains(&(n - lo - len)) {
+                // Leave the last block at least `l` elements.
+                len -= l;
+            }
             let q = p.add(lo * isz);
-            let (m, nan, start) = block_extreme::<T, MAX>(q, len);
+            let (m, nan, start) = if l == 64 {
+                block_extreme::<T, MAX, 64>(q, len)
+            } else {
+                block_extreme::<T, MAX, 32>(q, len)
+            };
             if nan {
                 for i in 0..len {
                     let x = T::load(q.add(i * isz));
@@ -439,6 +539,22 @@ unsafe fn arg_in<T: Summable, const MAX: bool>(
         let nout = count(&g.kept);
         let range = |lo: usize, hi: usize, inner: bool| {
             let mut od = Odometer::<2>::new(&shape, [si.clone(), so.clone()], lo);
+            if rs == isz as isize && rn >= CONTIG_MIN && (!inner || rn < 2 * BLOCK) {
+                // Contiguous runs: one call compiled for the CPU level for all of them.
+                let mut left = hi - lo;
+                let next = || {
+                    if left == 0 {
+                        return None;
+                    }
+                    left -= 1;
+                    let [io, oe] = od.off;
+                    od.step();
+                    Some((in0.get().wrapping_offset(io), oe))
+                };
+                // SAFETY: the runs of outputs `lo..hi` (caller's contract).
+                unsafe { rows_contig_on::<T, MAX, _, _>(rn, next, put) };
+                return;
+            }
             for _ in lo..hi {
                 let [io, oe] = od.off;
                 // SAFETY: the run of output `oe` (caller's contract).
