@@ -1606,3 +1606,96 @@ fn atan2_within_two_ulps_of_the_c_library_with_its_special_values() {
     }
     println!("atan2: {worst64:.3} ulp (float64), {worst32:.3} (float32)");
 }
+
+/// float32 `atan2` in float32 lanes (`f32_math::atan2`, `avx512_f32::atan2_run`): within
+/// 1 ulp of the float64 C library's value (rounded once) over every octant, ratios around
+/// the interval edges (7/16, 11/16, 1) and the float32 extremes (subnormals, near
+/// `f32::MAX`, where the scaling applies), C99's special values bit for bit, and the
+/// block form the element form's bits.
+#[test]
+fn float32_atan2_within_one_ulp_and_the_block_form_equal_to_the_element_form() {
+    use crate::kernel::elementwise_loops::{Map2, RUN_BLOCK};
+    let mut mags: Vec<f32> = vec![
+        0.0,
+        f32::from_bits(1),
+        f32::from_bits(3),
+        1e-40,
+        f32::MIN_POSITIVE,
+        2.0f32.powi(-100),
+        2.0f32.powi(-101),
+        1e30,
+        2.0f32.powi(127),
+        f32::MAX,
+        f32::INFINITY,
+    ];
+    let mut v = 1e-20f32;
+    while v < 1e20 {
+        mags.push(v);
+        v *= 1.53;
+    }
+    let mut pairs: Vec<(f32, f32)> = Vec::new();
+    let vals: Vec<f32> = mags
+        .iter()
+        .flat_map(|&m| [m, -m])
+        .chain([f32::NAN])
+        .collect();
+    for &y in &vals {
+        for &x in &vals {
+            pairs.push((y, x));
+        }
+    }
+    // Ratios next to the interval edges and 1, at several scales and in every octant.
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..200_000 {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let r = (seed >> 40) as f32 / (1u64 << 24) as f32;
+        let edge = [0.4375f32, 0.6875, 1.0][(seed >> 8) as usize % 3];
+        let q = edge * (1.0 + (r - 0.5) * 1e-3);
+        let den = 2.0f32.powi(((seed >> 16) % 200) as i32 - 100) * (1.0 + r);
+        let (a, b) = if q <= 1.0 {
+            (q * den, den)
+        } else {
+            (den, den / q)
+        };
+        let (a, b) = if seed & 1 == 0 { (a, b) } else { (b, a) };
+        let sy = if seed & 2 == 0 { 1.0 } else { -1.0 };
+        let sx = if seed & 4 == 0 { 1.0 } else { -1.0 };
+        pairs.push((sy * a, sx * b));
+    }
+    let mut worst = 0.0f64;
+    for &(y, x) in &pairs {
+        let g = f32_math::atan2(y, x);
+        let w = (y as f64).atan2(x as f64);
+        let special = !(y.is_finite() && x.is_finite()) || y == 0.0 || x == 0.0;
+        if special {
+            let w32 = w as f32;
+            assert!(
+                g.to_bits() == w32.to_bits() || (g.is_nan() && w32.is_nan()),
+                "atan2f({y:e}, {x:e}) = {g:e}, want {w32:e}"
+            );
+        }
+        let e = ulps_f32(g, w);
+        assert!(
+            e <= 1.0,
+            "atan2f({y:e}, {x:e}) = {g:e}, want {w:e}: {e} ulp"
+        );
+        worst = worst.max(e);
+    }
+    for chunk in pairs.chunks(RUN_BLOCK) {
+        let ys: [f32; RUN_BLOCK] = std::array::from_fn(|i| chunk.get(i).map_or(0.5, |p| p.0));
+        let xs: [f32; RUN_BLOCK] = std::array::from_fn(|i| chunk.get(i).map_or(2.0, |p| p.1));
+        let got = f32_math::Atan2Map.block(&ys, &xs);
+        for i in 0..RUN_BLOCK {
+            assert_eq!(
+                got[i].to_bits(),
+                f32_math::atan2(ys[i], xs[i]).to_bits(),
+                "block atan2f({:e}, {:e})",
+                ys[i],
+                xs[i]
+            );
+        }
+    }
+    println!("atan2f: {worst:.3} ulp");
+}

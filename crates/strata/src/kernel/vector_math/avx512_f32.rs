@@ -1610,3 +1610,94 @@ pub(crate) unsafe fn run(f: Func, o: *mut f32, x: *const f32, n: usize) {
         Func::Gelu => run_with!(o, x, n, |v| gelu(v)),
     }
 }
+
+/// `o[k] = atan2(y[k], x[k])` for `n` elements: `f32_math::atan2`'s operations in
+/// sixteen lanes (the same bits), the octant's base by one permute from its table.
+///
+/// # Safety
+/// The CPU has AVX-512F and DQ; `y`, `x` are readable and `o` writable for `n` float32.
+#[target_feature(enable = "avx512f,avx512dq")]
+pub(crate) unsafe fn atan2_run(o: *mut f32, y: *const f32, x: *const f32, n: usize) {
+    let (hi, lo) = f32_math::ATAN2_BASE;
+    // SAFETY: AVX-512F and DQ (this function's features); the tables are local arrays of
+    // sixteen float32.
+    let (hi, lo) = unsafe { (_mm512_loadu_ps(hi.as_ptr()), _mm512_loadu_ps(lo.as_ptr())) };
+    let f = |yv: __m512, xv: __m512| -> __m512 {
+        {
+            let inf = splat(f32::INFINITY);
+            let (mut ay, mut ax) = (_mm512_abs_ps(yv), _mm512_abs_ps(xv));
+            let both = _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(ay, inf)
+                & _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(ax, inf);
+            ay = _mm512_mask_blend_ps(both, ay, splat(1.0));
+            ax = _mm512_mask_blend_ps(both, ax, splat(1.0));
+            let swap = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(ay, ax);
+            let num = _mm512_mask_blend_ps(swap, ay, ax);
+            let den = _mm512_mask_blend_ps(swap, ax, ay);
+            let big = _mm512_cmp_ps_mask::<_CMP_GE_OQ>(den, splat(f32_math::ATAN2_BIG));
+            let small = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(den, splat(f32_math::ATAN2_SMALL));
+            let scale = _mm512_mask_blend_ps(big, splat(1.0), splat(0.5));
+            let scale = _mm512_mask_blend_ps(small, scale, splat(f32_math::ATAN2_UP));
+            let (num, den) = (_mm512_mul_ps(num, scale), _mm512_mul_ps(den, scale));
+            let m1 = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(num, _mm512_mul_ps(splat(0.4375), den));
+            let m2 = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(num, _mm512_mul_ps(splat(0.6875), den));
+            let one = _mm512_set1_epi32(1);
+            let i = _mm512_add_epi32(
+                _mm512_maskz_mov_epi32(m1, one),
+                _mm512_maskz_mov_epi32(m2, one),
+            );
+            let c = _mm512_mul_ps(splat(0.5), _mm512_cvtepi32_ps(i));
+            // (Exact, as the portable form's products and differences: fusing changes
+            // nothing.)
+            let nn = _mm512_fnmadd_ps(c, den, num);
+            let cn = _mm512_mul_ps(c, num);
+            let d = _mm512_add_ps(den, cn);
+            let e = _mm512_add_ps(_mm512_sub_ps(den, d), cn);
+            let u = _mm512_div_ps(nn, d);
+            let r = _mm512_fnmadd_ps(u, d, nn);
+            let ul = _mm512_div_ps(_mm512_fnmadd_ps(u, e, r), d);
+            let none = _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(num, splat(0.0))
+                | _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(den, inf);
+            let u = _mm512_mask_blend_ps(none, u, splat(0.0));
+            let ul = _mm512_mask_blend_ps(none, ul, splat(0.0));
+            let z = _mm512_mul_ps(u, u);
+            let q = _mm512_fmadd_ps(_mm512_mul_ps(u, z), poly(z, f32_math::ATAN_P), ul);
+            let neg = _mm512_movepi32_mask(_mm512_castps_si512(xv));
+            let oct = _mm512_add_epi32(
+                _mm512_maskz_mov_epi32(swap, one),
+                _mm512_maskz_mov_epi32(neg, _mm512_set1_epi32(2)),
+            );
+            let k = _mm512_add_epi32(_mm512_slli_epi32::<2>(oct), i);
+            let flip = _mm512_maskz_mov_ps(swap ^ neg, splat(-0.0));
+            let (u, q) = (_mm512_xor_ps(u, flip), _mm512_xor_ps(q, flip));
+            let bh = _mm512_permutexvar_ps(k, hi);
+            let bl = _mm512_permutexvar_ps(k, lo);
+            let sh = _mm512_add_ps(bh, u);
+            let sl = _mm512_add_ps(_mm512_sub_ps(bh, sh), u);
+            let v = _mm512_add_ps(sh, _mm512_add_ps(sl, _mm512_add_ps(bl, q)));
+            let sign = _mm512_and_ps(yv, splat(-0.0));
+            let v = _mm512_or_ps(_mm512_abs_ps(v), sign);
+            let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(xv, yv);
+            _mm512_mask_blend_ps(nan, v, splat(f32::NAN))
+        }
+    };
+    let mut k = 0;
+    while k + 16 <= n {
+        // SAFETY: elements `k..k + 16` are inside the three runs (caller's contract).
+        unsafe {
+            let v = f(_mm512_loadu_ps(y.add(k)), _mm512_loadu_ps(x.add(k)));
+            _mm512_storeu_ps(o.add(k), v);
+        }
+        k += 16;
+    }
+    if k < n {
+        let m: __mmask16 = ((1u32 << (n - k)) - 1) as u16;
+        // SAFETY: masked lanes are neither read nor written; the rest are inside the runs.
+        unsafe {
+            let v = f(
+                _mm512_maskz_loadu_ps(m, y.add(k)),
+                _mm512_maskz_loadu_ps(m, x.add(k)),
+            );
+            _mm512_mask_storeu_ps(o.add(k), m, v);
+        }
+    }
+}

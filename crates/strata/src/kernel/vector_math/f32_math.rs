@@ -1174,11 +1174,139 @@ pub(crate) fn pow(x: f32, y: f32) -> f32 {
     }
 }
 
-plain_map2!(
-    /// `atan2(y, x)` in float32: the float64 form ([`super::f64_math::atan2`], within 2 ulp
-    /// of float64) rounded once, so within about half an ulp of the float32 result.
-    f32, Atan2Map, |y, x| super::f64_math::atan2(y as f64, x as f64) as f32
-);
+/// `k·π/2 + s·atan c` as float32 high and low parts, at `4·o + i` for the octant `o`
+/// (`(k, s)` = `(0, 1)`, `(1, −1)`, `(2, −1)`, `(1, 1)`: `r`, `π/2 − r`, `π − r`,
+/// `π/2 + r`) and [`atan2`]'s interval `i` (`c = 0, ½, 1`); the fourth slot of each
+/// octant is unused.
+pub(super) const ATAN2_BASE: ([f32; 16], [f32; 16]) = atan2_base();
+
+const fn atan2_base() -> ([f32; 16], [f32; 16]) {
+    // atan ½ and atan 1 in float64 (within 2⁻⁵⁴: the low part needs 48 bits).
+    let atan_c = [0.0, 0.463_647_609_000_806_1, std::f64::consts::FRAC_PI_4];
+    let ks = [0.0, 1.0, 2.0, 1.0];
+    let ss = [1.0, -1.0, -1.0, 1.0];
+    let (mut hi, mut lo) = ([0.0f32; 16], [0.0f32; 16]);
+    let mut o = 0;
+    while o < 4 {
+        let mut i = 0;
+        while i < 3 {
+            let b = ks[o] * std::f64::consts::FRAC_PI_2 + ss[o] * atan_c[i];
+            hi[4 * o + i] = b as f32;
+            lo[4 * o + i] = (b - hi[4 * o + i] as f64) as f32;
+            i += 1;
+        }
+        o += 1;
+    }
+    (hi, lo)
+}
+
+/// `c[0] + x·(c[1] + x·(…))`, fused (as the AVX-512 kernels' `poly`).
+#[inline(always)]
+fn horner_fused_f32<const N: usize>(x: f32, c: [f32; N]) -> f32 {
+    let mut acc = c[N - 1];
+    for k in (0..N - 1).rev() {
+        acc = acc.mul_add(x, c[k]);
+    }
+    acc
+}
+
+/// `atan2(y, x)` in float32 arithmetic, within about half an ulp (1 ulp tested) and
+/// C99's special values. With `num/den = min(|x|, |y|)/max(|x|, |y|)` (both scaled by a
+/// power of two away from the ends of the range, so that nothing below is subnormal or
+/// overflows), `atan(num/den) = atan c + atan u`, `u = (num − c·den)/(den + c·num)` for
+/// `c = 0, ½, 1` split at 7/16 and 11/16 (so `|u| ≤ 7/16`, [`atan`]'s polynomial): the
+/// numerator is exact, the denominator's rounding error is kept (fast two-sum) and the
+/// quotient's residual taken by an fma, so `u + ul` is the reduced argument to about
+/// 2⁻⁴⁰ (a reciprocal times `n` instead of the first quotient loses that residual to
+/// underflow where the result is tiny: 1.1 ulp at `atan2(4e-45, 1.8e-16)`). The octant's base and `atan c` are one constant (`hi + lo`, [`ATAN2_BASE`]), so
+/// the result `hi ± u + (lo ± (ul + u³·P))` rounds once (`hi ± u` by a two-sum). `0/0` and `x/∞` take `u = 0`,
+/// `∞/∞` is `1/1`; NaN gives the positive quiet NaN. Exactly the operations of the
+/// AVX-512 kernel (`avx512_f32::atan2_run`), so both give the same bits.
+#[inline(always)]
+pub(crate) fn atan2(y: f32, x: f32) -> f32 {
+    let (mut ay, mut ax) = (y.abs(), x.abs());
+    if ay == f32::INFINITY && ax == f32::INFINITY {
+        (ay, ax) = (1.0, 1.0);
+    }
+    let swap = ay > ax;
+    let (num, den) = if swap { (ax, ay) } else { (ay, ax) };
+    let scale = if den >= ATAN2_BIG {
+        0.5
+    } else if den < ATAN2_SMALL {
+        ATAN2_UP
+    } else {
+        1.0
+    };
+    let (num, den) = (num * scale, den * scale);
+    let i = usize::from(num > 0.4375 * den) + usize::from(num > 0.6875 * den);
+    let c = 0.5 * i as f32;
+    let n = num - c * den;
+    let cn = c * num;
+    let d = den + cn;
+    let e = (den - d) + cn;
+    let u = n / d;
+    let r = (-u).mul_add(d, n);
+    let ul = (-u).mul_add(e, r) / d;
+    let none = num == 0.0 || den == f32::INFINITY;
+    let (u, ul) = if none { (0.0, 0.0) } else { (u, ul) };
+    let z = u * u;
+    let q = (u * z).mul_add(horner_fused_f32(z, ATAN_P), ul);
+    let neg = x.is_sign_negative();
+    let k = 4 * (usize::from(swap) + 2 * usize::from(neg)) + i;
+    let (u, q) = if swap != neg { (-u, -q) } else { (u, q) };
+    // `hi + u` as a two-sum (`|hi| ≥ |u|` wherever `hi ≠ 0`), so that only the last
+    // addition rounds: rounding `u + lo` first cost up to 0.62 ulp (`atan2(-3.5, -1)`).
+    let bh = ATAN2_BASE.0[k];
+    let sh = bh + u;
+    let sl = (bh - sh) + u;
+    let v = sh + (sl + (ATAN2_BASE.1[k] + q));
+    let v = v.copysign(y);
+    if x.is_nan() || y.is_nan() {
+        f32::NAN
+    } else {
+        v
+    }
+}
+
+/// [`atan2`]'s scaling: from 2¹²⁷ halved (so `den + num` stays finite), below 2⁻¹⁰⁰
+/// times 2¹⁰⁰ (so `c·num`, `c·den` are exact).
+pub(super) const ATAN2_BIG: f32 = f32::from_bits(0x7f00_0000);
+pub(super) const ATAN2_SMALL: f32 = f32::from_bits(0x0d80_0000);
+pub(super) const ATAN2_UP: f32 = f32::from_bits(0x7180_0000);
+
+/// `atan2(y, x)` of float32 as a binary map: [`atan2`] per element, and over a block
+/// the AVX-512 kernel with the same operations (`avx512_f32::atan2_run`) where the CPU
+/// level allows (the AVX-512 copy of the block loops is the only caller in the op path).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Atan2Map;
+
+impl crate::kernel::elementwise_loops::Map2<f32, f32, f32> for Atan2Map {
+    #[inline(always)]
+    fn one(&self, y: f32, x: f32) -> f32 {
+        atan2(y, x)
+    }
+
+    #[inline(always)]
+    fn block(
+        &self,
+        y: &[f32; crate::kernel::elementwise_loops::RUN_BLOCK],
+        x: &[f32; crate::kernel::elementwise_loops::RUN_BLOCK],
+    ) -> [f32; crate::kernel::elementwise_loops::RUN_BLOCK] {
+        #[cfg(target_arch = "x86_64")]
+        if crate::kernel::cpu::level() == crate::kernel::cpu::Level::Avx512 {
+            let mut r = [0.0; crate::kernel::elementwise_loops::RUN_BLOCK];
+            // SAFETY: the CPU has AVX-512 (its level); the three arrays hold `RUN_BLOCK`
+            // float32 each.
+            unsafe {
+                super::avx512_f32::atan2_run(r.as_mut_ptr(), y.as_ptr(), x.as_ptr(), r.len())
+            };
+            return r;
+        }
+        std::array::from_fn(|k| atan2(y[k], x[k]))
+    }
+
+    const AVX512: bool = true;
+}
 
 plain_map2!(
     /// [`pow`] as a binary map for the AVX-512 level (see `plain_map2!`).
