@@ -462,6 +462,15 @@ def test_abs_over_the_whole_range(npdt):
     got = st.from_numpy(a).abs().numpy()
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     np.testing.assert_allclose(got[~np.isnan(want)], want[~np.isnan(want)], rtol=2 * fi.eps, atol=0)
+    # A long run (blocks of 64 with and without an extreme element, and a remainder),
+    # contiguous and strided.
+    rng = np.random.default_rng(3)
+    b = (rng.standard_normal(1000) + 1j * rng.standard_normal(1000)).astype(npdt)
+    b[rng.integers(0, 500, 5)] = fi.max / 3 + 1j * fi.max / 5
+    b[rng.integers(500, 1000, 5)] = fi.tiny * (3 - 2j)
+    for view in (b, b[::3]):
+        got = st.from_numpy(view).abs().numpy()
+        np.testing.assert_allclose(got, np.abs(view), rtol=2 * fi.eps, atol=0)
 
 
 def test_add_sub_on_pairs_keep_layouts_and_values():

@@ -61,6 +61,25 @@ impl<C: Complex> Map1<C, C::Part> for AbsMap<C> {
         }
         out
     }
+
+    /// [`AbsMap::block`] a block at a time (the default applies `one`, whose `hypot`
+    /// branch kept the loop scalar: complex64 `abs` 4.9× NumPy's time).
+    #[inline(always)]
+    fn slices(&self, z: &[C], o: &mut [C::Part]) {
+        let mut zs = z.chunks_exact(RUN_BLOCK);
+        let mut os = o.chunks_exact_mut(RUN_BLOCK);
+        for (zc, oc) in (&mut zs).zip(&mut os) {
+            if let (Some(za), Some(oa)) = (
+                zc.first_chunk::<RUN_BLOCK>(),
+                oc.first_chunk_mut::<RUN_BLOCK>(),
+            ) {
+                *oa = self.block(za);
+            }
+        }
+        for (o, &z) in os.into_remainder().iter_mut().zip(zs.remainder()) {
+            *o = self.one(z);
+        }
+    }
 }
 
 /// `|z|` of complex `a` into `out` (of `a`'s part dtype), without undue overflow.
