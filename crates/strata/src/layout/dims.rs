@@ -106,18 +106,24 @@ impl<T: Copy + Default> DimVec<T> {
         }
     }
 
-    /// A copy of `s`.
+    /// A copy of `s`. An inline list is built whole, one arm per length: a
+    /// `copy_from_slice` of a variable length is a `memcpy` call whose narrow stores the
+    /// wide moves of the result then read back (see the module doc).
     #[inline]
     pub fn from_slice(s: &[T]) -> Self {
-        if s.len() <= INLINE_DIMS {
-            let mut buf = [T::default(); INLINE_DIMS];
-            buf[..s.len()].copy_from_slice(s);
-            DimVec::Inline {
-                len: InlineLen::of(s.len()),
-                buf,
-            }
-        } else {
-            DimVec::Heap(s.to_vec())
+        let d = T::default();
+        let buf = match *s {
+            [] => [d; INLINE_DIMS],
+            [a] => [a, d, d, d, d],
+            [a, b] => [a, b, d, d, d],
+            [a, b, c] => [a, b, c, d, d],
+            [a, b, c, e] => [a, b, c, e, d],
+            [a, b, c, e, f] => [a, b, c, e, f],
+            _ => return DimVec::Heap(s.to_vec()),
+        };
+        DimVec::Inline {
+            len: InlineLen::of(s.len()),
+            buf,
         }
     }
 
