@@ -641,6 +641,32 @@ fn lengths_around_the_fold_widths_and_the_last_block() {
     }
 }
 
+/// Staircases: each block (2048 elements) of a long run holds a better extreme than the
+/// last, or the best value starts in one block and repeats through the later ones, so
+/// the first occurrence lies in an earlier block than the last that holds it.
+#[test]
+fn staircases_across_blocks_keep_the_first_occurrence() {
+    for n in [2048 * 3 + 100, 10_000, 70_000] {
+        for step in [1usize, 7, 700, 2048, 2049, 5000] {
+            for cap in [usize::MAX, 3, n / step / 2] {
+                let x: Vec<f64> = (0..n).map(|i| (i / step).min(cap) as f64).collect();
+                for dt in [DType::F32, DType::F64, DType::I32, DType::I64] {
+                    let t = Tensor::from_vec(x.clone(), &[n])
+                        .unwrap()
+                        .to_dtype(dt)
+                        .unwrap();
+                    let want = model_arg(&x, true).1 as i64;
+                    let got = ints(&t.argmax(None, false).unwrap());
+                    assert_eq!(got, vec![want], "{dt} n={n} step={step} cap={cap} max");
+                    let neg = t.neg().unwrap();
+                    let got = ints(&neg.argmin(None, false).unwrap());
+                    assert_eq!(got, vec![want], "{dt} n={n} step={step} cap={cap} min");
+                }
+            }
+        }
+    }
+}
+
 /// Long runs: the parallel blocks of the arg-reductions and gathers, with the extreme,
 /// a NaN or a tie placed at block edges.
 #[test]

@@ -20,6 +20,7 @@ pub(crate) mod math;
 pub mod matmul;
 pub mod plan;
 pub(crate) mod pool;
+pub(crate) mod prefetch;
 pub(crate) mod reduce;
 pub(crate) mod sort;
 mod ternary;

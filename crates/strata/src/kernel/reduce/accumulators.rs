@@ -14,6 +14,7 @@ use super::run::{AuxLanes, LANES};
 use crate::dtype::Element;
 use crate::kernel::cpu::{self, Level};
 use crate::kernel::half_convert::{bf16_bits_to_f32_lax, run_at, AtLevel, HalfBlock, BLOCK};
+use crate::kernel::prefetch::read_ahead;
 
 /// An accumulator type: `i64` (wrapping, like PyTorch's integer sums), `f32` or `f64`.
 pub(crate) trait Num: Copy + Send + Sync + PartialOrd + 'static {
@@ -747,6 +748,7 @@ impl<T: Summable, const MAX: bool> AtLevel for ExtremeLanes<T, MAX> {
                     } else {
                         cc * 2 * LANES
                     };
+                    read_ahead(p.wrapping_add(q * isz), 2 * LANES * isz);
                     for k in 0..LANES {
                         let (m, bad) = plain(x[k], at(q + k));
                         x[k] = m;
@@ -839,6 +841,7 @@ unsafe fn extreme_block_f32_avx512<const MAX: bool>(
         let (mut a, mut b) = (_mm512_loadu_ps(x.as_ptr()), _mm512_loadu_ps(y.as_ptr()));
         let mut nan: __mmask16 = 0;
         for i in 0..nb {
+            read_ahead(p.add(i * 32).cast(), 128);
             let u = _mm512_loadu_ps(p.add(i * 32));
             let v = _mm512_loadu_ps(p.add(i * 32 + 16));
             nan |= _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(u, v);
@@ -879,6 +882,7 @@ unsafe fn extreme_block_f32_avx2<const MAX: bool>(
         ];
         let mut nan = _mm256_setzero_ps();
         for i in 0..nb {
+            read_ahead(p.add(i * 32).cast(), 128);
             let v = [0, 8, 16, 24].map(|o| _mm256_loadu_ps(p.add(i * 32 + o)));
             nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(v[0], v[1]));
             nan = _mm256_or_ps(nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(v[2], v[3]));
@@ -950,6 +954,7 @@ unsafe fn extreme_block_i32_avx512<const MAX: bool>(
         let mut a = _mm512_loadu_si512(x.as_ptr().cast());
         let mut b = _mm512_loadu_si512(y.as_ptr().cast());
         for i in 0..nb {
+            read_ahead(p.add(i * 32).cast(), 128);
             let u = _mm512_loadu_si512(p.add(i * 32).cast());
             let v = _mm512_loadu_si512(p.add(i * 32 + 16).cast());
             if MAX {
@@ -988,6 +993,7 @@ unsafe fn extreme_block_i32_avx2<const MAX: bool>(
             ld(y.as_ptr().add(8)),
         ];
         for i in 0..nb {
+            read_ahead(p.add(i * 32).cast(), 128);
             let v = [0, 8, 16, 24].map(|o| ld(p.add(i * 32 + o)));
             for (a, v) in acc.iter_mut().zip(v) {
                 *a = if MAX {

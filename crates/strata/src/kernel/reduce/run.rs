@@ -16,6 +16,7 @@ use super::geom::{count, in_bytes, out_bytes, sizes, Dim, Geom, Odometer};
 use super::wide_leaf;
 use crate::dtype::Element;
 use crate::kernel::engine::par_from;
+use crate::kernel::prefetch::read_ahead;
 
 /// Accumulators of the multi-accumulator inner loop.
 pub(super) const LANES: usize = 16;
@@ -391,6 +392,7 @@ unsafe fn lanes<O: ReduceOp>(
             let mut acc2 = [op.identity(); LANES];
             for c in 0..full / 2 {
                 let q = p.add(c * 2 * LANES * isz);
+                read_ahead(q, 2 * LANES * isz);
                 for (k, a) in acc.iter_mut().enumerate() {
                     *a = op.combine(*a, op.map(O::In::load(q.add(k * isz)), aux[k]));
                 }
@@ -411,6 +413,7 @@ unsafe fn lanes<O: ReduceOp>(
         } else if s == isz as isize {
             for c in 0..full {
                 let q = p.add(c * LANES * isz);
+                read_ahead(q, LANES * isz);
                 for (k, a) in acc.iter_mut().enumerate() {
                     *a = op.combine(*a, op.map(O::In::load(q.add(k * isz)), aux[k]));
                 }

@@ -29,6 +29,7 @@ use super::run::{AuxLanes, LANES};
 use crate::dtype::{DType, Element};
 use crate::kernel::cpu::{self, Level};
 use crate::kernel::half_convert::{bf16_bits_to_f32_lax, run_at, AtLevel, HalfBlock};
+use crate::kernel::prefetch::read_ahead;
 
 /// Rows folded in sequence by each lane of a wide leaf.
 const DEPTH: usize = 16;
@@ -203,6 +204,7 @@ unsafe fn leaf_fold<O: ReduceOp>(
     for r in 0..full {
         // SAFETY: elements `r·row .. (r + 1)·row` of the run (`fold`'s caller).
         let q = unsafe { p.add(r * row * isz) };
+        read_ahead(q, row * isz);
         if half {
             if O::In::DTYPE == DType::BF16 {
                 // Widened by a shift (a NaN need not be made quiet for the sums,
