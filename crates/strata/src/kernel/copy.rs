@@ -4,7 +4,9 @@ use std::marker::PhantomData;
 
 use super::cpu::{self, Level};
 use super::engine::{par_from, Loop, PAR_MIN};
-use super::half_convert::{f64_to_f32_odd, run_at, AtLevel, HalfBlock, BLOCK};
+use super::half_convert::{
+    f64_to_f32_odd, f64_to_f32_odd_run, narrow_f64_run, run_at, AtLevel, HalfBlock, BLOCK,
+};
 use super::plan;
 use crate::dtype::{DType, Element};
 use crate::error::Result;
@@ -298,6 +300,13 @@ impl<H: HalfBlock> AtLevel for NarrowRun<H> {
             // SAFETY: elements `k..k + m` of both runs (`narrow_run`'s caller).
             unsafe {
                 let x = i.offset(kk * s[1]);
+                if from_f64 && s == [2, 8] {
+                    // Both contiguous: vector code (with the step a variable, float64
+                    // `half()` took 5x PyTorch's time; see `narrow_f64_run`).
+                    narrow_f64_run::<H>(level, x.cast(), o.offset(kk * 2), m, &mut v);
+                    k += m;
+                    continue;
+                }
                 let src: *const f32 = match (from_f64, s[1] == 4) {
                     (false, true) => x.cast(),
                     (false, false) => {
@@ -307,12 +316,8 @@ impl<H: HalfBlock> AtLevel for NarrowRun<H> {
                         v.as_ptr()
                     }
                     (true, _) if s[1] == 8 => {
-                        // Contiguous: a constant step, so the rounding runs as vector
-                        // code (with the step a variable, float64 `half()` took 5x
-                        // PyTorch's time).
-                        for (e, t) in v[..m].iter_mut().enumerate() {
-                            *t = f64_to_f32_odd(f64::load(x.add(e * 8)));
-                        }
+                        // A contiguous input (a strided output): vector rounding.
+                        f64_to_f32_odd_run(level, x.cast(), v.as_mut_ptr(), m);
                         v.as_ptr()
                     }
                     (true, _) => {
