@@ -860,6 +860,84 @@ fn check_against_reference(x: &Tensor, dims: &[i64]) {
     }
 }
 
+/// Order-insensitive folds over many rows of a kept innermost dim (the vertical driver's
+/// leaves of up to 1024 rows): float32 and int32 `amax`/`amin` and `any`/`all` over dim
+/// 0 and over dim 1 of a 3-d tensor, against a per-column model, NaN and zeros included.
+#[test]
+fn vertical_exact_folds_of_many_rows() {
+    let mut rng = Rng(4242);
+    for &(r, c) in &[
+        (17usize, 40usize),
+        (100, 33),
+        (1000, 70),
+        (1025, 5),
+        (3000, 17),
+    ] {
+        let mut xs: Vec<f64> = (0..r * c).map(|_| rng.below(41) as f64 - 20.0).collect();
+        xs[rng.below((r * c) as u64) as usize] = f64::NAN;
+        for k in 0..c {
+            xs[(r - 1) * c + k] = if k % 2 == 0 { 0.0 } else { -0.0 };
+        }
+        for shape in [vec![r, c], vec![2, r, c]] {
+            let dim = shape.len() as i64 - 2;
+            let data: Vec<f64> = if shape.len() == 3 {
+                xs.iter().chain(&xs).copied().collect()
+            } else {
+                xs.clone()
+            };
+            let (_, _, g) = groups(&shape, &[dim]);
+            for dt in [DType::F32, DType::I32] {
+                let data: Vec<f64> = if dt == DType::F32 {
+                    data.clone()
+                } else {
+                    data.iter()
+                        .map(|&v| if v.is_nan() { 7.0 } else { v })
+                        .collect()
+                };
+                let t = Tensor::from_vec(data, &shape)
+                    .unwrap()
+                    .to_dtype(dt)
+                    .unwrap();
+                let vals = as_f64(&t.to_dtype(DType::F64).unwrap());
+                let hi = as_f64(&t.amax(&[dim], false).unwrap().to_dtype(DType::F64).unwrap());
+                let lo = as_f64(&t.amin(&[dim], false).unwrap().to_dtype(DType::F64).unwrap());
+                let any = t.any(&[dim], false).unwrap();
+                let all = t.all(&[dim], false).unwrap();
+                let (any, all) = (
+                    as_f64(&any.to_dtype(DType::F64).unwrap()),
+                    as_f64(&all.to_dtype(DType::F64).unwrap()),
+                );
+                for (o, grp) in g.iter().enumerate() {
+                    let col: Vec<f64> = grp.iter().map(|&i| vals[i]).collect();
+                    let nan = col.iter().any(|v| v.is_nan());
+                    let mx = col.iter().copied().fold(f64::MIN, f64::max);
+                    let mn = col.iter().copied().fold(f64::MAX, f64::min);
+                    let ok = if nan {
+                        hi[o].is_nan() && lo[o].is_nan()
+                    } else {
+                        hi[o] == mx && lo[o] == mn
+                    };
+                    assert!(
+                        ok,
+                        "{dt} {shape:?} column {o}: {} {} vs {mx} {mn}",
+                        hi[o], lo[o]
+                    );
+                    assert_eq!(
+                        any[o] != 0.0,
+                        col.iter().any(|&v| v != 0.0),
+                        "{dt} {shape:?} any {o}"
+                    );
+                    assert_eq!(
+                        all[o] != 0.0,
+                        col.iter().all(|&v| v != 0.0),
+                        "{dt} {shape:?} all {o}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn medium_shapes_take_every_path() {
     let mut rng = Rng(99);
