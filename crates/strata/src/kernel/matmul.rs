@@ -27,6 +27,7 @@ use super::cpu::{self, Level};
 use super::elementwise_loops::binary_into;
 use super::engine::GRAIN;
 use super::plan::promote_types;
+use super::prefetch::{read_ahead, read_ahead_by, AHEAD_PER_STREAM};
 use crate::backend::backend_of;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
@@ -1476,6 +1477,9 @@ unsafe fn dot_rows<T: Fast, const R: usize>(r: [*const T; R], x: *const T, k: us
     // SAFETY: the contract; `c + l < k`.
     unsafe {
         while c + LANES <= k {
+            for p in r {
+                read_ahead_by(p.add(c).cast(), LANES * size_of::<T>(), AHEAD_PER_STREAM);
+            }
             for l in 0..LANES {
                 let xv = *x.add(c + l);
                 for (a, p) in acc.iter_mut().zip(r) {
@@ -1510,6 +1514,7 @@ unsafe fn dot1<T: Fast>(r: *const T, x: *const T, k: usize) -> T {
     // SAFETY: the contract; `c + l < k`.
     unsafe {
         while c + LANES <= k {
+            read_ahead(r.add(c).cast(), LANES * size_of::<T>());
             for l in 0..LANES {
                 acc[l] = acc[l] + *r.add(c + l) * *x.add(c + l);
             }
