@@ -687,3 +687,57 @@ fn few_row_products_split_into_column_bands() {
         }
     }
 }
+
+/// 1-D `dot` (a product of one row: four sets of partial sums, read-ahead) at every
+/// length around its 64-element step and long ones, contiguous, strided and flipped
+/// operands, float32 and float64: small integers, so every association gives the exact
+/// sum, compared with an integer model; and `(1, k) @ v` gives the same.
+#[test]
+fn dot_of_one_row_every_length() {
+    let mut lens: Vec<usize> = (0..=200).collect();
+    lens.extend([255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097, 5000]);
+    let mut seed = 7u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % 17) as i64 - 8
+    };
+    for &k in &lens {
+        let a: Vec<i64> = (0..2 * k).map(|_| next()).collect();
+        let b: Vec<i64> = (0..2 * k).map(|_| next()).collect();
+        for dt in [DType::F32, DType::F64] {
+            let ta = Tensor::from_vec(a.iter().map(|&v| v as f64).collect(), &[2 * k])
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            let tb = Tensor::from_vec(b.iter().map(|&v| v as f64).collect(), &[2 * k])
+                .unwrap()
+                .to_dtype(dt)
+                .unwrap();
+            let as_f64 = |t: Tensor| t.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+            // Contiguous halves.
+            let (x, y) = (
+                ta.narrow(0, 0, k as i64).unwrap(),
+                tb.narrow(0, k as i64, k as i64).unwrap(),
+            );
+            let want: i64 = (0..k).map(|i| a[i] * b[k + i]).sum();
+            assert_eq!(as_f64(x.dot(&y).unwrap()), vec![want as f64], "{dt} k={k}");
+            let row = x.unsqueeze(0).unwrap();
+            assert_eq!(
+                as_f64(row.matmul(&y).unwrap()),
+                vec![want as f64],
+                "{dt} k={k} row"
+            );
+            // Every second element, and flipped.
+            let xs = ta.slice(0, None, None, 2).unwrap();
+            let ys = tb.flip(&[0]).unwrap().narrow(0, 0, k as i64).unwrap();
+            let want: i64 = (0..k).map(|i| a[2 * i] * b[2 * k - 1 - i]).sum();
+            assert_eq!(
+                as_f64(xs.dot(&ys).unwrap()),
+                vec![want as f64],
+                "{dt} k={k} strided"
+            );
+        }
+    }
+}
