@@ -83,6 +83,13 @@ def cases(np, st, torch):
                 tfn(lambda t: t.amax(), tt(i32))))
     out.append(("amax (1000,1000) dim=1 float32", lambda: sm32k.amax(1),
                 lambda: m32k.max(axis=1), tfn(lambda t: t.amax(1), tt(m32k))))
+    # Over the other dim: the kept dim is the fastest (the vertical driver, row by row).
+    out.append(("amax (1000,1000) dim=0 float32", lambda: sm32k.amax(0),
+                lambda: m32k.max(axis=0), tfn(lambda t: t.amax(0), tt(m32k))))
+    out.append(("any (1000,1000) dim=0 float32", lambda: sm32k.any(0),
+                lambda: m32k.any(axis=0), tfn(lambda t: t.any(0), tt(m32k))))
+    out.append(("logsumexp (1000,1000) dim=0 float32", lambda: sm32k.logsumexp(0),
+                None, tfn(lambda t: torch.logsumexp(t, 0), tt(m32k))))
     out.append(("sum 1M bfloat16 [::2] (numpy: float32)", lambda: sbf[::2].sum(),
                 lambda: f32[::2].sum(), tfn(lambda t: t[::2].sum(), tbf)))
     out.append(("mul 1M bfloat16 by 2.0 (numpy: float32)", lambda: sbf * 2.0,

@@ -59,6 +59,14 @@ def cases(np, st, torch):
              lambda At=At, v=v: At.T @ v, (lambda tAt=tAt, tv=tv: tAt.T @ tv) if torch else None)
         trio(f"w @ Ac {tag} (cols)", lambda sAt=sAt, sw=sw: sw @ sAt.T,
              lambda At=At, w=w: w @ At.T, (lambda tAt=tAt, tw=tw: tw @ tAt.T) if torch else None)
+        # A 1-D dot of 16 MiB + 16 MiB (two read streams).
+        d1 = A.reshape(-1)[: 1 << 22]
+        d2 = A.reshape(-1)[1 << 22: 2 << 22]
+        sd1, sd2 = st.from_numpy(d1), st.from_numpy(d2)
+        td1, td2 = (torch.from_numpy(d1), torch.from_numpy(d2)) if torch else (None, None)
+        trio(f"dot 4M {dtype}", lambda sd1=sd1, sd2=sd2: sd1.dot(sd2),
+             lambda d1=d1, d2=d2: np.dot(d1, d2),
+             (lambda td1=td1, td2=td2: td1.dot(td2)) if torch else None)
         dst = np.empty_like(A)
         sdst = st.from_numpy(dst)
         trio(f"memcpy 64 MiB {dtype} (bandwidth ref)", lambda sdst=sdst, sA=sA: sdst.copy_(sA),
