@@ -1514,8 +1514,9 @@ unsafe fn dot_rows<T: Fast, const R: usize>(r: [*const T; R], x: *const T, k: us
 /// The dot product of `r` and `x` (`k` contiguous elements each) for a product of one
 /// row: four sets of [`LANES`] partial sums (one set is a chain of dependent adds, 2.1 ns
 /// per 16 float32 with both streams in cache) and both streams read ahead; the sets
-/// combined pairwise, then the lanes, then the tail. 4M float32 took 548–618 µs with
-/// [`dot1`] (NumPy 317); 415 in a standalone harness this way (590 without read-ahead).
+/// combined pairwise, then the lanes, then the tail. 4M float32 took 566–573 µs with
+/// [`dot1`], 398–406 this way (NumPy 316–339; in a standalone harness 590 without the
+/// read-ahead).
 ///
 /// # Safety
 /// Both pointers readable for `k` elements.
