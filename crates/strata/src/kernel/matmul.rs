@@ -1565,7 +1565,6 @@ unsafe fn dot1<T: Fast>(r: *const T, x: *const T, k: usize) -> T {
     // SAFETY: the contract; `c + l < k`.
     unsafe {
         while c + LANES <= k {
-            read_ahead(r.add(c).cast(), LANES * size_of::<T>());
             for l in 0..LANES {
                 acc[l] = acc[l] + *r.add(c + l) * *x.add(c + l);
             }

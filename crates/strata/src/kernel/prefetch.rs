@@ -19,7 +19,7 @@ pub(crate) const AHEAD: usize = 4096;
 /// standalone harness, 4096² float32 `A @ v` took 1.44 ms without hints, 1.25 with 1 KiB
 /// (768 B to 1.5 KiB alike) and 1.57 with 4 KiB — eight streams that far ahead evict
 /// each other's lines from L1 before they are read. In the library: float64 (4096,
-/// 2048) 1.40–1.41 → 1.29–1.33 ms, float32 4096² within noise. (The column form, `w @
+/// 2048) 1.36–1.41 → 1.26–1.33 ms over two A/B runs, float32 4096² within noise. (The column form, `w @
 /// A`, measured slower with hints in the library, 1.39–1.41 → 1.53–1.64 ms, though not
 /// in the harness; it has none.)
 pub(crate) const AHEAD_PER_STREAM: usize = 1024;
